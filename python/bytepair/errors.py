@@ -1,0 +1,65 @@
+"""The exceptions and warnings bytepair raises.
+
+Every error subclasses the built-in a caller would already catch (ValueError, KeyError,
+OSError), names the bad value, and says how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class BytepairError(Exception):
+    """Base class of every bytepair error."""
+
+
+class PatternError(BytepairError, ValueError):
+    """A pre-tokenization pattern that is neither a known name nor a valid regex."""
+
+
+class SpecialTokenError(BytepairError, ValueError):
+    """An unusable list of special tokens (empty or duplicate tokens)."""
+
+
+class DisallowedSpecialError(BytepairError, ValueError):
+    """Text contains special-token text that the caller did not allow.
+
+    tiktoken's rule: a user's text must not smuggle in control tokens. The message says
+    how to allow the token, or how to encode it as plain text.
+    """
+
+    def __init__(self, token: str):
+        self.token = token
+        super().__init__(
+            f"text contains the special token {token!r}, which is not allowed. "
+            f"Pass allowed_special={{{token!r}}} (or allowed_special='all') to encode it as a "
+            f"special token, or disallowed_special=() to encode it as plain text."
+        )
+
+
+class VocabSizeError(BytepairError, ValueError):
+    """A vocab_size that cannot hold the 256 bytes plus the special tokens."""
+
+
+class UnknownIdError(BytepairError, KeyError):
+    """A token id that is not in the vocabulary."""
+
+    def __init__(self, token_id: object, vocab_size: int):
+        self.token_id = token_id
+        super().__init__(
+            f"unknown token id {token_id!r}: ids must be integers in 0..{vocab_size - 1}"
+        )
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0])
+
+
+class FormatError(BytepairError, ValueError):
+    """A malformed tokenizer file. The message names the file, the line or key, and what
+    was expected."""
+
+
+class CorpusError(BytepairError, OSError):
+    """A training or encoding input that cannot be read (missing, a directory, unreadable)."""
+
+
+class TrainingWarning(UserWarning):
+    """Training stopped before vocab_size (no pair left with count >= min_frequency)."""

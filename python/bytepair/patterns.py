@@ -1,0 +1,85 @@
+"""Named pre-tokenization patterns: tiktoken's exact regexes.
+
+>>> resolve("gpt2") == GPT2
+True
+>>> resolve(r"\\w+|\\W")
+'\\\\w+|\\\\W'
+"""
+
+from __future__ import annotations
+
+import re
+
+import regex
+
+from bytepair.errors import PatternError
+
+#: GPT-2's pattern as tiktoken ships it for ``gpt2``, ``r50k_base`` and ``p50k_base``.
+GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+
+#: ``cl100k_base``'s pattern.
+CL100K = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+#: ``o200k_base``'s pattern.
+O200K = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+#: Pattern names and the regex each stands for.
+PATTERNS: dict[str, str] = {
+    "gpt2": GPT2,
+    "r50k": GPT2,
+    "r50k_base": GPT2,
+    "p50k": GPT2,
+    "p50k_base": GPT2,
+    "cl100k": CL100K,
+    "cl100k_base": CL100K,
+    "o200k": O200K,
+    "o200k_base": O200K,
+}
+
+_LOOKS_LIKE_A_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def resolve(pattern: str) -> str:
+    """Returns the regex for a pattern name, or checks and returns a custom regex.
+
+    A lowercase identifier that is not a known name is an error rather than a regex that
+    matches itself literally: ``"gtp2"`` is a typo far more often than a pattern.
+    """
+    if not isinstance(pattern, str):
+        raise PatternError(f"pattern must be a str (a name or a regex), got {type(pattern).__name__}")
+    if pattern in PATTERNS:
+        return PATTERNS[pattern]
+    if _LOOKS_LIKE_A_NAME.fullmatch(pattern):
+        names = ", ".join(sorted({"gpt2", "cl100k", "o200k"}))
+        raise PatternError(
+            f"unknown pattern name {pattern!r}: use one of {names}, or a regex "
+            f"(to match the literal text, write (?:{pattern}))"
+        )
+    if pattern == "":
+        raise PatternError("pattern is empty: use a name (gpt2, cl100k, o200k) or a regex")
+    try:
+        regex.compile(pattern)
+    except regex.error as e:
+        raise PatternError(f"invalid pattern regex {pattern!r}: {e}") from None
+    return pattern
+
+
+def name_of(pattern_regex: str) -> str | None:
+    """The canonical name of a built-in regex (``gpt2``, ``cl100k``, ``o200k``), else None."""
+    for name in ("gpt2", "cl100k", "o200k"):
+        if PATTERNS[name] == pattern_regex:
+            return name
+    return None

@@ -1,0 +1,1 @@
+//! count: see the module list in lib.rs.

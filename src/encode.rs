@@ -1,0 +1,1 @@
+//! encode: see the module list in lib.rs.

@@ -1,0 +1,26 @@
+//! bytepair core: byte-level BPE in pure Rust.
+//!
+//! Layers, one concept per file:
+//! - `split`: pre-tokenization (hand-written splitters for the built-in patterns, fancy-regex otherwise)
+//! - `special`: leftmost-longest matching of special tokens
+//! - `count`: parallel counting of distinct pre-tokens over files and text batches
+//! - `train`: the incremental merge loop
+//! - `encode`: the BPE encoder and decoder
+//! - `error`: one error type whose messages name the bad value
+//!
+//! Python bindings live only in `py.rs`, behind the `python` feature.
+
+pub mod count;
+pub mod encode;
+pub mod error;
+pub mod special;
+pub mod split;
+pub mod train;
+
+#[cfg(feature = "python")]
+mod py;
+
+/// A token id. Ids are dense: 0..vocab_size.
+pub type Rank = u32;
+
+pub use error::Error;

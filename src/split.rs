@@ -1,0 +1,180 @@
+//! Pre-tokenization: cut text into the pieces BPE merges never cross.
+//!
+//! The built-in patterns (`gpt2`, `cl100k`, `o200k`) are tiktoken's exact regexes. Any other
+//! pattern string is compiled with fancy-regex, the engine tiktoken uses.
+//!
+//! Input is bytes. Invalid UTF-8 is never dropped: each invalid byte is one character of the
+//! punctuation class (not a letter, number, mark or whitespace), which is how Python's
+//! `regex` module sees the lone surrogates that `errors="surrogateescape"` makes of them.
+
+use crate::Error;
+use fancy_regex::Regex;
+
+/// GPT-2's pattern as tiktoken ships it for `gpt2`, `r50k_base` and `p50k_base`.
+pub const GPT2_PATTERN: &str =
+    r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+
+/// cl100k_base's pattern, as tiktoken ships it.
+pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+
+/// o200k_base's pattern, as tiktoken ships it.
+pub const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
+
+/// Maps a pattern name to its regex; any other string is returned as a custom regex.
+pub fn resolve(pattern: &str) -> &str {
+    match pattern {
+        "gpt2" | "r50k" | "r50k_base" | "p50k" | "p50k_base" => GPT2_PATTERN,
+        "cl100k" | "cl100k_base" => CL100K_PATTERN,
+        "o200k" | "o200k_base" => O200K_PATTERN,
+        other => other,
+    }
+}
+
+/// A compiled pre-tokenizer. Immutable and `Sync`: build once, share across threads.
+#[derive(Debug)]
+pub struct Splitter {
+    pattern: String,
+    regex: Regex,
+}
+
+/// Stands in for an invalid UTF-8 byte when a regex runs: a noncharacter, so it is not a
+/// letter, number, mark or whitespace, as a lone surrogate is not in Python's `regex`.
+const INVALID_STAND_IN: char = '\u{10FFFF}';
+
+impl Splitter {
+    /// Compiles a pattern name (`gpt2`, `cl100k`, `o200k`, ...) or a custom regex.
+    pub fn new(pattern: &str) -> Result<Self, Error> {
+        let regex_src = resolve(pattern);
+        let regex = Regex::new(regex_src).map_err(|e| Error::InvalidPattern {
+            pattern: pattern.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Splitter {
+            pattern: regex_src.to_string(),
+            regex,
+        })
+    }
+
+    /// The regex this splitter implements.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Calls `f` on each piece of `text`, in order. The pieces concatenate to `text` exactly.
+    pub fn for_each<'a, F: FnMut(&'a [u8])>(&self, text: &'a [u8], mut f: F) {
+        match std::str::from_utf8(text) {
+            Ok(s) => self.regex_pieces(s, |a, b| f(&text[a..b])),
+            Err(_) => {
+                // Slow path: replace each invalid byte with a stand-in, split, map offsets back.
+                let (s, offsets) = with_stand_ins(text);
+                self.regex_pieces(&s, |a, b| f(&text[offsets[a]..offsets[b]]));
+            }
+        }
+    }
+
+    /// The pieces of `text`, in order.
+    pub fn split<'a>(&self, text: &'a [u8]) -> Vec<&'a [u8]> {
+        let mut out = Vec::new();
+        self.for_each(text, |p| out.push(p));
+        out
+    }
+
+    fn regex_pieces(&self, s: &str, mut f: impl FnMut(usize, usize)) {
+        let mut pos = 0;
+        for m in self.regex.find_iter(s) {
+            // A regex that hits its backtrack limit yields Err: keep the rest as one piece so
+            // no byte is lost.
+            let Ok(m) = m else { break };
+            if m.start() > pos {
+                // Bytes no alternative matched: they stay a piece of their own.
+                f(pos, m.start());
+            }
+            if m.end() > m.start() {
+                f(m.start(), m.end());
+            }
+            pos = m.end();
+        }
+        if pos < s.len() {
+            f(pos, s.len());
+        }
+    }
+}
+
+/// Builds a `String` in which every invalid UTF-8 byte of `text` is [`INVALID_STAND_IN`], and
+/// the map from each of its byte offsets (and its end) to the offset in `text`.
+fn with_stand_ins(text: &[u8]) -> (String, Vec<usize>) {
+    let mut s = String::with_capacity(text.len() + 8);
+    let mut offsets = Vec::with_capacity(text.len() + 8);
+    let mut i = 0;
+    while i < text.len() {
+        match std::str::from_utf8(&text[i..]) {
+            Ok(valid) => {
+                s.push_str(valid);
+                offsets.extend(i..i + valid.len());
+                i = text.len();
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                s.push_str(std::str::from_utf8(&text[i..i + good]).expect("validated prefix"));
+                offsets.extend(i..i + good);
+                i += good;
+                // One invalid byte becomes one stand-in character (4 bytes in `s`).
+                s.push(INVALID_STAND_IN);
+                offsets.extend(std::iter::repeat_n(i, INVALID_STAND_IN.len_utf8()));
+                i += 1;
+            }
+        }
+    }
+    offsets.push(text.len());
+    (s, offsets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(p: &str, t: &[u8]) -> Vec<Vec<u8>> {
+        Splitter::new(p)
+            .unwrap()
+            .split(t)
+            .into_iter()
+            .map(|x| x.to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn gpt2_splits_contractions_and_spaces() {
+        let got = pieces("gpt2", b"I'll pay  $1234.50!");
+        let want: Vec<&[u8]> = vec![
+            b"I", b"'ll", b" pay", b" ", b" $", b"1234", b".", b"50", b"!",
+        ];
+        assert_eq!(got, want.iter().map(|x| x.to_vec()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn invalid_bytes_are_kept_and_act_as_punctuation() {
+        let got = pieces("gpt2", b"a\xff\xfe b");
+        let want: Vec<&[u8]> = vec![b"a", b"\xff\xfe", b" b"];
+        assert_eq!(got, want.iter().map(|x| x.to_vec()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn bad_custom_pattern_names_itself() {
+        let err = Splitter::new("(unclosed").unwrap_err().to_string();
+        assert!(err.contains("(unclosed"), "{err}");
+    }
+}

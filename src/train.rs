@@ -1,0 +1,1 @@
+//! train: see the module list in lib.rs.

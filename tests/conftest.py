@@ -1,0 +1,68 @@
+"""Shared test data: the corpora and fixtures in ../shared, and tiktoken loading offline.
+
+The shared folder is beside the repository (CI has it). A test that needs it fails with a
+clear message when it is missing; it is never skipped, because a skip is not a pass.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
+CS336 = SHARED / "fixtures" / "cs336"
+CORPORA = ("en-prose", "zh-prose", "code", "multilingual", "tinystories")
+
+settings.register_profile(
+    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "fuzz", max_examples=20_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def shared(*parts: str) -> Path:
+    """A path under ../shared; fails the test (not skips it) when it is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"missing shared test data {path}; set BYTEPAIR_SHARED to the shared folder")
+    return path
+
+
+@cache
+def corpus_sample(name: str, nbytes: int = 200_000) -> bytes:
+    """The first `nbytes` of a shared corpus, cut back to a whole line."""
+    with lzma.open(shared("corpora", f"{name}.txt.xz")) as f:
+        data = f.read(nbytes)
+    cut = data.rfind(b"\n")
+    return data[: cut + 1] if cut > 0 else data
+
+
+@pytest.fixture(scope="session")
+def tiktoken_cache(tmp_path_factory) -> Path:
+    """Makes tiktoken.get_encoding work offline for gpt2, r50k_base, cl100k_base, o200k_base."""
+    cache_dir = tmp_path_factory.mktemp("tiktoken-cache")
+    subprocess.run(
+        [sys.executable, str(shared("fixtures", "tiktoken_offline.py")), str(cache_dir)],
+        check=True,
+        capture_output=True,
+    )
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+    return cache_dir
+
+
+@pytest.fixture(scope="session")
+def tiktoken_encoding(tiktoken_cache):
+    """get(name) -> tiktoken.Encoding, loaded offline from ../shared."""
+    import tiktoken
+
+    return tiktoken.get_encoding
