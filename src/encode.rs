@@ -92,6 +92,8 @@ pub struct Encoder {
     splitter: Splitter,
     builtin_pattern: bool,
     rank_mode: bool,
+    /// Rank mode: the canonical merges, as ids, in rank order.
+    rank_merges: Vec<(Rank, Rank)>,
     cache: ThreadLocal<RefCell<PieceCache>>,
 }
 
@@ -106,9 +108,17 @@ impl std::fmt::Debug for Encoder {
     }
 }
 
+/// The pair table's key: `(a, b)` packed, then mixed with murmur3's finalizer (a bijection,
+/// so keys stay unique). FxHash alone on the packed pair probes long chains: building the
+/// o200k encoder took 1.6 s before the mix, 0.2 s after.
 #[inline]
 fn pair_key(a: Rank, b: Rank) -> u64 {
-    ((a as u64) << 32) | b as u64
+    let mut k = ((a as u64) << 32) | b as u64;
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^ (k >> 33)
 }
 
 impl Encoder {
@@ -191,16 +201,8 @@ impl Encoder {
                     pairs.entry(pair_key(ia, ib)).or_insert((prio as u32, iab));
                 }
             }
-            None => {
-                pairs.reserve(vocab.len() * 4);
-                for (id, t) in &vocab {
-                    for k in 1..t.len() {
-                        if let (Some(&ia), Some(&ib)) = (ids.get(&t[..k]), ids.get(&t[k..])) {
-                            pairs.insert(pair_key(ia, ib), (*id, *id));
-                        }
-                    }
-                }
-            }
+            // Rank mode: filled below, in rank order, with each token's canonical merge.
+            None => {}
         }
 
         let mut bytes = Vec::new();
@@ -235,21 +237,68 @@ impl Encoder {
             splitter,
             builtin_pattern,
             rank_mode: merges.is_none(),
+            rank_merges: Vec::new(),
             cache: ThreadLocal::new(),
         };
         // The whole-token short-cut is exact only for tokens that BPE rebuilds from their bytes.
+        // In rank mode those are the bytes and the tokens with a canonical merge.
+        let reachable = match merges {
+            None => enc.build_rank_table(&vocab),
+            Some(_) => {
+                let mut out = Vec::new();
+                vocab
+                    .iter()
+                    .map(|(id, t)| {
+                        out.clear();
+                        enc.bpe(t, &mut out);
+                        out.len() == 1 && out[0] == *id
+                    })
+                    .collect()
+            }
+        };
         let mut whole = FxHashMap::default();
         whole.reserve(vocab.len());
-        let mut out = Vec::new();
-        for (id, t) in vocab {
-            out.clear();
-            enc.bpe(&t, &mut out);
-            if out.len() == 1 && out[0] == id {
+        for ((id, t), ok) in vocab.into_iter().zip(reachable) {
+            if ok {
                 whole.insert(t, id);
             }
         }
         enc.whole = whole;
         Ok(enc)
+    }
+
+    /// The rank-mode pair table. tiktoken's rule is the pair table holding every split
+    /// `(a, b)` of every token `t` with priority rank(t); but only one split per token is
+    /// ever merged, its *canonical* one: when `(a', b')` merges into `t`, every pair inside
+    /// `t`'s bytes with a lower rank has merged already, and those merges ran exactly as BPE
+    /// of `t` alone with ranks below rank(t) would (a merge across `t`'s edge would have put
+    /// a part across it). So that run ends in `(a', b')`. Keeping only canonical splits makes
+    /// the table 6x smaller for o200k (1.2 M -> 0.2 M pairs, cache-friendly) and yields the
+    /// merge list: tokens in rank order, each split by BPE over the table built so far.
+    /// Returns, for each vocab entry, whether BPE rebuilds it (single bytes always do).
+    fn build_rank_table(&mut self, vocab: &[(Rank, Vec<u8>)]) -> Vec<bool> {
+        let mut reachable: Vec<bool> = vocab.iter().map(|(_, t)| t.len() == 1).collect();
+        let mut order: Vec<(Rank, &[u8], usize)> = vocab
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, t))| t.len() > 1)
+            .map(|(i, (id, t))| (*id, t.as_slice(), i))
+            .collect();
+        order.sort_unstable();
+        self.pairs.reserve(order.len());
+        let mut parts = Vec::new();
+        for (id, t, i) in order {
+            parts.clear();
+            self.bpe(t, &mut parts);
+            // Fewer than two parts cannot happen (t is not in the table yet); more means no
+            // merge builds t: it is unreachable.
+            if let [a, b] = parts[..] {
+                self.pairs.insert(pair_key(a, b), (id, id));
+                self.rank_merges.push((a, b));
+                reachable[i] = true;
+            }
+        }
+        reachable
     }
 
     /// The special tokens (bytes, id), in the order given.
@@ -578,59 +627,19 @@ impl Encoder {
         Ok(out)
     }
 
-    /// The canonical merge list of a rank table: for each multi-byte token in rank order, run
-    /// rank-BPE on its bytes using only lower ranks; it ends in two parts, which are the merge.
-    /// A token that does not (unreachable by merges) gets no merge.
-    pub fn merges_from_ranks(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut tokens: Vec<(Rank, &[u8])> = self
-            .whole_and_unreachable()
-            .filter(|(_, t)| t.len() > 1)
-            .collect();
-        tokens.sort_unstable();
-        let mut out = Vec::with_capacity(tokens.len());
-        for (rank, t) in tokens {
-            if let Some((a, b)) = self.split_below(t, rank) {
-                out.push((a.to_vec(), b.to_vec()));
-            }
-        }
-        out
-    }
-
-    /// All regular tokens (id, bytes).
-    fn whole_and_unreachable(&self) -> impl Iterator<Item = (Rank, &[u8])> {
-        let special: rustc_hash::FxHashSet<Rank> = self.specials.iter().map(|s| s.1).collect();
-        (0..self.spans.len() as Rank).filter_map(move |id| {
-            if special.contains(&id) {
-                return None;
-            }
-            self.token_bytes(id).map(|b| (id, b))
-        })
-    }
-
-    /// Rank-BPE of `t` with only pairs of priority below `limit`; the two parts if it ends
-    /// in two. Tokens are short, so the simple scan is fine.
-    fn split_below<'a>(&self, t: &'a [u8], limit: u32) -> Option<(&'a [u8], &'a [u8])> {
-        // (start, id) of each part.
-        let mut parts: Vec<(usize, Rank)> = t
+    /// The canonical merge list of a rank table: for each multi-byte token in rank order, the
+    /// two parts that rank-BPE of its bytes, using only lower ranks, ends in. A token that
+    /// does not end in two parts (unreachable by merges) gets no merge. Empty in merges mode.
+    pub fn merges_from_ranks(&self) -> Vec<(&[u8], &[u8])> {
+        self.rank_merges
             .iter()
-            .enumerate()
-            .map(|(i, &b)| (i, self.byte_ids[b as usize]))
-            .collect();
-        loop {
-            let mut best = (limit, 0usize, 0);
-            for i in 0..parts.len().saturating_sub(1) {
-                let (p, m) = self.pair(parts[i].1, parts[i + 1].1);
-                if p < best.0 {
-                    best = (p, i, m);
-                }
-            }
-            if best.0 >= limit {
-                break;
-            }
-            parts[best.1].1 = best.2;
-            parts.remove(best.1 + 1);
-        }
-        (parts.len() == 2).then(|| (&t[..parts[1].0], &t[parts[1].0..]))
+            .map(|&(a, b)| {
+                (
+                    self.token_bytes(a).expect("a merge part is a token"),
+                    self.token_bytes(b).expect("a merge part is a token"),
+                )
+            })
+            .collect()
     }
 }
 
@@ -762,14 +771,8 @@ mod tests {
         // a b c b c: ab (256) first, then the second bc (257), then ab+c (258).
         assert_eq!(enc.encode_ordinary(b"abcbc"), vec![258, 257]);
         let merges = enc.merges_from_ranks();
-        assert_eq!(
-            merges,
-            vec![
-                (b"a".to_vec(), b"b".to_vec()),
-                (b"b".to_vec(), b"c".to_vec()),
-                (b"ab".to_vec(), b"c".to_vec()),
-            ]
-        );
+        let want: Vec<(&[u8], &[u8])> = vec![(b"a", b"b"), (b"b", b"c"), (b"ab", b"c")];
+        assert_eq!(merges, want);
     }
 
     #[test]
