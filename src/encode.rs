@@ -35,12 +35,15 @@ const NONE: u32 = u32::MAX;
 const SHORT: usize = 64;
 /// Pre-tokens up to this many bytes are cached; longer ones are rare and would bloat it.
 const CACHE_MAX_PIECE: usize = 32;
-/// The cache is cleared when it holds this many pre-tokens (bounded memory, ~2 MB a thread).
-const CACHE_MAX_ENTRIES: usize = 1 << 15;
+/// The cache is cleared when it holds this many pre-tokens: ~300 KB a thread, small enough for
+/// `encode_iterable` under CS336's address-space limit (current + 1 MB); 32768 was not.
+const CACHE_MAX_ENTRIES: usize = 1 << 12;
 /// Ids at or above this are refused: the decoder keeps a dense table indexed by id.
 const MAX_ID: usize = 1 << 26;
 
 type PieceCache = FxHashMap<Box<[u8]>, Box<[Rank]>>;
+/// A token's `(start, end)` byte offsets in the text it came from.
+pub type Span = (usize, usize);
 
 /// Which special tokens are encoded as specials (`allowed`) and which raise (`disallowed`);
 /// the others are plain text. Indexed like [`Encoder::special_tokens`].
@@ -181,28 +184,25 @@ impl Encoder {
         }
 
         let mut pairs: FxHashMap<u64, (u32, Rank)> = FxHashMap::default();
-        match merges {
-            Some(merges) => {
-                let mut ab = Vec::new();
-                for (prio, (a, b)) in merges.iter().enumerate() {
-                    ab.clear();
-                    ab.extend_from_slice(a);
-                    ab.extend_from_slice(b);
-                    // A merge into a special token's bytes cannot apply: specials are never
-                    // part of a merge.
-                    let (Some(&ia), Some(&ib), Some(&iab)) = (
-                        ids.get(a.as_slice()),
-                        ids.get(b.as_slice()),
-                        ids.get(ab.as_slice()),
-                    ) else {
-                        continue;
-                    };
-                    // A repeated merge keeps its first (highest) priority.
-                    pairs.entry(pair_key(ia, ib)).or_insert((prio as u32, iab));
-                }
+        // Rank mode: filled below, in rank order, with each token's canonical merge.
+        if let Some(merges) = merges {
+            let mut ab = Vec::new();
+            for (prio, (a, b)) in merges.iter().enumerate() {
+                ab.clear();
+                ab.extend_from_slice(a);
+                ab.extend_from_slice(b);
+                // A merge into a special token's bytes cannot apply: specials are never
+                // part of a merge.
+                let (Some(&ia), Some(&ib), Some(&iab)) = (
+                    ids.get(a.as_slice()),
+                    ids.get(b.as_slice()),
+                    ids.get(ab.as_slice()),
+                ) else {
+                    continue;
+                };
+                // A repeated merge keeps its first (highest) priority.
+                pairs.entry(pair_key(ia, ib)).or_insert((prio as u32, iab));
             }
-            // Rank mode: filled below, in rank order, with each token's canonical merge.
-            None => {}
         }
 
         let mut bytes = Vec::new();
@@ -221,7 +221,10 @@ impl Encoder {
             (None, None)
         } else {
             let pats: Vec<&[u8]> = specials.iter().map(|(t, _)| t.as_slice()).collect();
-            (Some(build_ac(&pats, MatchKind::LeftmostLongest)), Some(build_ac(&pats, MatchKind::Standard)))
+            (
+                Some(build_ac(&pats, MatchKind::LeftmostLongest)),
+                Some(build_ac(&pats, MatchKind::Standard)),
+            )
         };
 
         let mut enc = Encoder {
@@ -578,7 +581,7 @@ impl Encoder {
         &self,
         text: &[u8],
         policy: &SpecialPolicy,
-    ) -> Result<(Vec<Rank>, Vec<(usize, usize)>), Error> {
+    ) -> Result<(Vec<Rank>, Vec<Span>), Error> {
         self.check_disallowed(text, policy)?;
         let mut ids = Vec::new();
         let mut spans = Vec::new();
@@ -621,7 +624,9 @@ impl Encoder {
     pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(ids.len() * 4);
         for &id in ids {
-            let b = self.token_bytes(id).ok_or(Error::UnknownId { id: id as u64 })?;
+            let b = self
+                .token_bytes(id)
+                .ok_or(Error::UnknownId { id: id as u64 })?;
             out.extend_from_slice(b);
         }
         Ok(out)
@@ -765,7 +770,11 @@ mod tests {
     fn rank_mode_merges_lowest_concatenation() {
         // Ranks: bytes 0..255, then "ab" 256, "bc" 257, "abc" 258.
         let mut vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
-        vocab.extend([(256, b"ab".to_vec()), (257, b"bc".to_vec()), (258, b"abc".to_vec())]);
+        vocab.extend([
+            (256, b"ab".to_vec()),
+            (257, b"bc".to_vec()),
+            (258, b"abc".to_vec()),
+        ]);
         let enc = Encoder::new(vocab, None, vec![], r"\S+|\s+").unwrap();
         assert_eq!(enc.encode_ordinary(b"abc"), vec![258]);
         // a b c b c: ab (256) first, then the second bc (257), then ab+c (258).
@@ -787,7 +796,10 @@ mod tests {
         )
         .unwrap();
         let all = SpecialPolicy::all(2);
-        assert_eq!(enc.encode(b"ab<s><s><s>", &all).unwrap(), vec![256, 301, 300]);
+        assert_eq!(
+            enc.encode(b"ab<s><s><s>", &all).unwrap(),
+            vec![256, 301, 300]
+        );
         let strict = SpecialPolicy {
             allowed: vec![false, false],
             disallowed: vec![false, true],
@@ -799,7 +811,10 @@ mod tests {
                 token: "<s><s>".into()
             }
         );
-        assert_eq!(enc.encode(b"x<s>", &strict).unwrap(), enc.encode_ordinary(b"x<s>"));
+        assert_eq!(
+            enc.encode(b"x<s>", &strict).unwrap(),
+            enc.encode_ordinary(b"x<s>")
+        );
         assert_eq!(enc.decode_bytes(&[256, 301]).unwrap(), b"ab<s><s>");
         assert_eq!(enc.decode_bytes(&[299]), Err(Error::UnknownId { id: 299 }));
     }
