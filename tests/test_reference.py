@@ -297,12 +297,27 @@ def test_count_file_newline_chunks_equal_the_whole(tmp_path, monkeypatch, patter
     data = corpus_sample(corpus, 30_000)
     path = tmp_path / "corpus.txt"
     path.write_bytes(data)
-    monkeypatch.setattr(reference, "CHUNK_BYTES", 1_000)
-    assert len(reference._chunk_bounds(data, [], 1_000)) > 1
+    monkeypatch.setattr(reference, "CHUNK_BYTES", 100)
+    assert len(reference._chunk_bounds(data, [], 100)) > 2
 
     assert reference.count_file(path, pattern, num_processes=1) == reference.count_pretokens(
         data, pattern
     )
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_count_file_cuts_only_where_every_pattern_ends_a_pretoken(tmp_path, monkeypatch, pattern):
+    # Newlines next to spaces, slashes, digits, CR, apostrophes and other newlines: cut
+    # after the wrong one and a pre-token changes (o200k joins ".\n/", gpt2 "\n\t").
+    lines = "x.\n/y\n\tz w \nq\r\nk\n\n9a\n's\nend.\n<|endoftext|>\n\u00e9t\u00e9\n\u4e2d\n"
+    data = (lines * 50).encode()
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(data)
+    monkeypatch.setattr(reference, "CHUNK_BYTES", 1)  # try a cut after every newline
+    for specials in ([], [EOT]):
+        expected = reference.count_pretokens(data, pattern, specials)
+        assert reference.count_file(path, pattern, specials, num_processes=1) == expected
+    assert len(reference._chunk_bounds(data, [], 1)) > 100
 
 
 def test_count_file_never_cuts_inside_an_overlapping_special_token(tmp_path, monkeypatch):

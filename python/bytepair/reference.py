@@ -217,43 +217,58 @@ def _chunk_bounds(data, specials: list[bytes], chunk_bytes: int) -> list[tuple[i
 
 
 def _next_safe_cut(data, position: int, specials: list[bytes]) -> int:
-    """The first safe cut at or after position, or len(data)."""
-    # Candidates: where a special token starts, or (no special tokens) after a newline.
-    needles = specials or [b"\n"]
-    while position < len(data):
-        found = [i for i in (data.find(n, position) for n in needles) if i >= 0]
-        if not found:
-            return len(data)
-        cut = min(found) + (0 if specials else 1)
+    """The first safe cut at or after position, or len(data).
+
+    Candidates are the start of each special token and the byte after each newline, in
+    order of position; we remember where each needle occurs next, so that rejecting a
+    candidate never re-scans the file for the others.
+    """
+    needles = [(token, 0) for token in specials] + [(b"\n", 1)]  # (bytes, cut offset)
+    found = [data.find(needle, position) for needle, _ in needles]
+    while any(i >= 0 for i in found):
+        k = min((i, k) for k, i in enumerate(found) if i >= 0)[1]
+        cut = found[k] + needles[k][1]
         if _is_safe_cut(data, cut, specials):
             return cut
-        position = min(found) + 1
+        found[k] = data.find(needles[k][0], found[k] + 1)
     return len(data)
 
 
-def _is_safe_cut(data, cut: int, specials: list[bytes]) -> bool:
-    """Whether counting data[:cut] and data[cut:] apart gives the counts of the whole.
+_LETTER_OR_NUMBER = regex.compile(r"[\p{L}\p{N}]")
 
-    At the start of a special token that no other occurrence straddles, the leftmost-
-    longest scan of the whole text starts a match exactly there, so both halves split the
-    same way. (Special tokens are valid UTF-8, so the cut is a character boundary too.)
-    With no special tokens, we cut after a newline between two non-space characters:
-    every built-in pattern ends a pre-token there (`\\s` never joins a letter, number or
-    punctuation run across a newline). A custom pattern that does join them gets
-    slightly different counts in parallel; count it with num_processes=1 to be exact.
+
+def _is_safe_cut(data, cut: int, specials: list[bytes]) -> bool:
+    r"""Whether counting data[:cut] and data[cut:] apart gives the counts of the whole.
+
+    No occurrence of a special token may straddle the cut. Then, at the start of a
+    special token, the leftmost-longest scan of the whole text starts a match exactly
+    there, so both halves split the same way. (Special tokens are valid UTF-8, so the cut
+    is a character boundary too.)
+
+    Elsewhere we cut right after a newline that follows a non-space character and comes
+    before a letter or number: every built-in pattern ends a pre-token there. (Not before
+    a space: gpt2 joins "\n\t" into one pre-token; not after one: "x \n" splits
+    differently at the end of a text; not before "/": o200k joins ".\n/".) A custom
+    pattern that joins such a newline to its neighbours gets slightly different counts
+    in parallel; count with num_processes=1 to be exact.
     """
     for token in specials:
-        window_start = max(0, cut - len(token) + 1)
-        i = data.find(token, window_start, cut + len(token) - 1)
+        window_end = cut + len(token) - 1
+        i = data.find(token, max(0, cut - len(token) + 1), window_end)
         while 0 <= i < cut:
             if i + len(token) > cut:
-                return False  # an occurrence straddles the cut
-            i = data.find(token, i + 1, cut + len(token) - 1)
-    if specials:
+                return False  # this occurrence straddles the cut
+            i = data.find(token, i + 1, window_end)
+    if any(data[cut : cut + len(token)] == token for token in specials):
         return True
-    before = bytes(data[max(0, cut - 5) : cut - 1]).decode("utf-8", "surrogateescape")
+    before = bytes(data[max(0, cut - 5) : cut]).decode("utf-8", "surrogateescape")
     after = bytes(data[cut : cut + 4]).decode("utf-8", "surrogateescape")
-    return bool(before and after) and not (before[-1].isspace() or after[0].isspace())
+    return (
+        len(before) >= 2
+        and before[-1] == "\n"
+        and not before[-2].isspace()
+        and _LETTER_OR_NUMBER.match(after) is not None
+    )
 
 
 def _progress_reporter(progress: Progress, total: int) -> Callable[[int], None]:
