@@ -456,6 +456,13 @@ def test_bad_special_tokens(corpus_file, special_tokens):
         reference.train_bpe(corpus_file, 300, special_tokens)
 
 
+def test_empty_special_token_is_refused_everywhere():
+    with pytest.raises(SpecialTokenError):
+        reference.split_on_special("abc", ["<|x|>", ""])
+    with pytest.raises(SpecialTokenError):
+        reference.count_pretokens(b"abc", special_tokens=[""])
+
+
 def test_missing_file(tmp_path):
     missing = tmp_path / "nope.txt"
     with pytest.raises(CorpusError, match=re.escape("nope.txt")):

@@ -64,7 +64,7 @@ Progress = bool | Callable[[int, int], None]
 
 @lru_cache(maxsize=64)
 def _compiled(pattern: str) -> regex.Pattern:
-    """Compiles a pattern name or regex once (compiling the gpt2 regex costs ~1 ms)."""
+    """Compiles a pattern name or regex, once per pattern."""
     return regex.compile(patterns.resolve(pattern))
 
 
@@ -79,6 +79,11 @@ def pretokenize(text: str, pattern: str = "gpt2") -> list[str]:
 
 @lru_cache(maxsize=64)
 def _special_regex(special_tokens: tuple[str, ...]) -> regex.Pattern:
+    if any(not isinstance(token, str) or not token for token in special_tokens):
+        # An empty token would match everywhere, cutting the text into characters.
+        raise SpecialTokenError(
+            f"special tokens must be non-empty strings, got {list(special_tokens)!r}"
+        )
     # Longest first: at a given position the regex takes the first alternative that
     # matches, so `<|a|><|b|>` must be tried before `<|a|>`.
     alternatives = sorted(special_tokens, key=len, reverse=True)
@@ -122,12 +127,11 @@ def count_pretokens(
     # surrogateescape maps each invalid byte to a lone surrogate and back, so no byte of
     # the corpus is ever lost or replaced.
     text = data.decode("utf-8", errors="surrogateescape")
-    counts: Counter[bytes] = Counter()
+    counts: Counter[str] = Counter()
     for piece, is_special in split_on_special(text, special_tokens):
         if not is_special:
             counts.update(pretokenize(piece, pattern))
-    # Count the str pre-tokens first and encode each distinct one once: encoding is the
-    # slow part and most pre-tokens repeat.
+    # Count the str pre-tokens first, then encode each distinct one once: most repeat.
     out: Counter[bytes] = Counter()
     for token, n in counts.items():
         out[token.encode("utf-8", errors="surrogateescape")] += n
@@ -272,7 +276,7 @@ def _is_safe_cut(data, cut: int, specials: list[bytes]) -> bool:
 
 
 def _progress_reporter(progress: Progress, total: int) -> Callable[[int], None]:
-    """A function to call with each finished chunk's size (0 at the end)."""
+    """A function to call with each finished chunk's size."""
     if callable(progress):
         draw = progress
     elif progress and sys.stderr.isatty():  # a progress line in a log file is just noise
@@ -326,9 +330,10 @@ def train_from_counts(
     >>> train_from_counts({b"abab": 3, b"ba": 1}, 3)
     [(b'a', b'b'), (b'ab', b'ab'), (b'b', b'a')]
     """
-    # A word is a list of symbols. A symbol is identified by its bytes: a merge that
-    # rebuilds bytes already in the vocab (a+bc after ab+c) yields that same symbol, so
-    # its counts combine with the existing token's (DESIGN rule 6).
+    # A word is a list of symbols, and a symbol is its bytes: so a merge that rebuilt
+    # bytes already in the vocab (a+bc after ab+c) would yield that same token, as DESIGN
+    # rule 6 asks. (Training from scratch never rebuilds a token: the second occurrence's
+    # bytes would have been merged into one symbol by the first merge already.)
     words = [[bytes([b]) for b in word] for word in counts]
     weights = list(counts.values())
 
@@ -344,6 +349,7 @@ def train_from_counts(
     heap = [(-n, _Greatest(pair)) for pair, n in pair_counts.items()]
     heapq.heapify(heap)
 
+    # Step 3: merge the best pair everywhere, until num_merges or no pair is frequent enough.
     merges: list[Pair] = []
     while len(merges) < num_merges:
         pair = _pop_best(heap, pair_counts, min_frequency)
@@ -627,6 +633,7 @@ class Encoder:
                 self._merge_rank.setdefault((left, right), n)  # a repeat keeps the first
             self._priority = self._merge_priority
         self._cache: dict[bytes, list[int]] = {}
+        self._cache_limit = 100_000  # pre-tokens; then start afresh, so memory stays bounded
         _compiled(pattern)  # a bad pattern fails now, not at the first encode
 
     def _merge_priority(self, left: bytes, right: bytes) -> float:
@@ -640,6 +647,8 @@ class Encoder:
         ids = self._cache.get(piece)
         if ids is None:
             ids = [self._ids[part] for part in _bpe(piece, self._priority)]
+            if len(self._cache) >= self._cache_limit:
+                self._cache.clear()
             self._cache[piece] = ids
         return ids
 
