@@ -333,6 +333,13 @@ def test_count_file_never_cuts_inside_an_overlapping_special_token(tmp_path, mon
     assert reference.count_file(path, special_tokens=specials, num_processes=1) == expected
 
 
+def test_progress_line_only_on_a_terminal(tmp_path, capsys):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(b"hello world\n" * 100)
+    reference.count_file(path, progress=True)  # capsys's stderr is not a terminal
+    assert capsys.readouterr().err == ""
+
+
 def test_count_file_of_an_empty_file(tmp_path):
     path = tmp_path / "empty.txt"
     path.write_bytes(b"")

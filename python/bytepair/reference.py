@@ -154,6 +154,8 @@ def count_file(
     The result is exactly count_pretokens(whole file): chunks are cut only where the
     whole-text pipeline has a boundary too (see _is_safe_cut). ``progress=True`` draws a
     line on stderr when it is a terminal; a callable gets ``(bytes_done, bytes_total)``.
+    Worker processes start with multiprocessing's default method; where that is spawn
+    (macOS, Windows) call this under ``if __name__ == "__main__":``.
     """
     path = _checked_corpus_path(path)
     _compiled(pattern)  # a bad pattern fails here, not in a worker
@@ -173,9 +175,10 @@ def count_file(
             counts.update(chunk_counts)
             report(size)
     else:
-        # "spawn": fork is unsafe once a process has threads, and spawn is the same on
-        # every platform.
-        with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        # The platform's default start method: fork on Linux (cheap, and works from a
+        # script without an `if __name__ == "__main__":` guard, which spawn and
+        # forkserver need).
+        with multiprocessing.Pool(processes) as pool:
             for size, chunk_counts in pool.imap_unordered(_count_chunk, jobs):
                 counts.update(chunk_counts)
                 report(size)
