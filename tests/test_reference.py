@@ -457,7 +457,7 @@ def test_vocab_size_too_small(corpus_file):
     assert merges == [] and vocab[256] == EOT.encode()
 
 
-@pytest.mark.parametrize("special_tokens", [[""], [EOT, EOT], "<|x|>"])
+@pytest.mark.parametrize("special_tokens", [[""], [EOT, EOT], "<|x|>", ["\n"]])
 def test_bad_special_tokens(corpus_file, special_tokens):
     with pytest.raises(SpecialTokenError):
         reference.train_bpe(corpus_file, 300, special_tokens)

@@ -469,8 +469,7 @@ def build_vocab(merges: Sequence[Pair], special_tokens: Sequence[str] = ()) -> d
         if encoded in known:
             raise SpecialTokenError(
                 f"special token {token!r} has the same bytes as a regular token; bytes in "
-                f"the vocab must be unique, so pick special-token text that cannot occur "
-                f"in a merge (such as <|{token}|>)"
+                f"the vocab must be unique, so pick a longer text such as '<|{token}|>'"
             )
         vocab[len(vocab)] = encoded
         known.add(encoded)
@@ -500,6 +499,9 @@ def train_bpe(
             f"the {len(special_tokens)} special tokens, so at least "
             f"{256 + len(special_tokens)}"
         )
+    # Text that matches a special token is cut out before counting, so no merge can make
+    # a special token's bytes: only a one-byte special token collides, and fails here.
+    build_vocab([], special_tokens)
     counts = count_file(input_path, pattern, special_tokens, num_processes, progress)
     merges = train_from_counts(counts, num_merges, min_frequency)
     return build_vocab(merges, special_tokens), merges
