@@ -55,6 +55,9 @@ def tiktoken_cache(tmp_path_factory) -> Path:
         [sys.executable, str(shared("fixtures", "tiktoken_offline.py")), str(cache_dir)],
         check=True,
         capture_output=True,
+        # An empty cache dir makes the helper serve (and so write) every file: with the
+        # default /tmp/data-gym-cache already filled, it would write nothing here.
+        env={**os.environ, "TIKTOKEN_CACHE_DIR": ""},
     )
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
     return cache_dir
