@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import bytepair
+import pytest
 from bytepair.errors import FormatError
 from bytepair.formats import gpt2
 from conftest import shared
@@ -101,5 +100,5 @@ def test_malformed_files_are_refused(tmp_path, vocab_text, merges_text, message)
 def test_non_utf8_merges_file_is_refused(tmp_path):
     (tmp_path / "vocab.json").write_text('{"a": 0}', "utf-8")
     (tmp_path / "merges.txt").write_bytes(b"a \xff\n")
-    with pytest.raises(FormatError, match="merges.txt: not UTF-8"):
+    with pytest.raises(FormatError, match=r"merges.txt: not UTF-8"):
         gpt2.read(tmp_path / "vocab.json", tmp_path / "merges.txt")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import base64
 
-import pytest
-
 import bytepair
+import pytest
 from bytepair.errors import FormatError, VocabError
 from bytepair.formats import tiktoken as tt
 from conftest import shared
@@ -26,9 +25,9 @@ QWEN_PATTERN = (
 def _same_encodings(tok, enc, nchars=20_000):
     for name, text in samples().items():
         text = text[:nchars]
-        assert tok.encode(text, allowed_special="all") == enc.encode(
-            text, allowed_special="all"
-        ), name
+        assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all"), (
+            name
+        )
 
 
 @pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
@@ -70,7 +69,9 @@ def test_llama3_and_qwen_like_tiktoken(path, pattern, size):
     specials = {"<|endoftext|>": size}
     tok = bytepair.Tokenizer.load(file, special_tokens=specials, pattern=pattern)
     enc = tiktoken.Encoding(
-        "x", pat_str=pattern, mergeable_ranks=load_tiktoken_bpe(str(file)),
+        "x",
+        pat_str=pattern,
+        mergeable_ranks=load_tiktoken_bpe(str(file)),
         special_tokens=specials,
     )
     assert tok.vocab_size == size + 1
@@ -100,7 +101,8 @@ def test_tiktoken_agrees_with_a_trained_tokenizer(tmp_path):
     enc = tok.to_tiktoken()
     tok.save(tmp_path / "mine.tiktoken", format="tiktoken")
     from_file = tiktoken.Encoding(
-        "f", pat_str=tok.pattern,
+        "f",
+        pat_str=tok.pattern,
         mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "mine.tiktoken")),
         special_tokens=tok.special_tokens,
     )
@@ -137,7 +139,7 @@ def _rank_lines(n=256):
         (lambda ls: [*ls, "QQ== 256"], "line 257: token b'A' already has rank 65"),
         (lambda ls: [*ls, " 256"], "line 257: the token is empty"),
         (lambda ls: [*ls, "QUJD  256"], "line 257: 'QUJD  256' has 3 fields"),
-        (lambda ls: ls[1:] + ["QUJD 0"], "lacks 1 single bytes"),
+        (lambda ls: [*ls[1:], "QUJD 0"], "lacks 1 single bytes"),
         (lambda ls: [], "no ranks"),
     ],
 )

@@ -3,10 +3,10 @@
 Each file is written to a temporary file in the destination's directory (so the rename
 stays on one filesystem), flushed to disk, then renamed over the destination.
 
->>> import os, tempfile
->>> d = tempfile.mkdtemp()
->>> write_files({os.path.join(d, "a.txt"): b"hello"})
->>> open(os.path.join(d, "a.txt"), "rb").read()
+>>> import pathlib, tempfile
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+>>> write_files({path: b"hello"})
+>>> path.read_bytes()
 b'hello'
 """
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 
 from bytepair import patterns
@@ -37,11 +38,14 @@ _FROM_HF = {hf: tiktoken_form for tiktoken_form, hf in _HF_REWRITES.items()}
 _BYTELEVEL_REGEX_PATTERN = patterns.GPT2
 
 
+_POSSESSIVE_INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}\+")
+
+
 def hf_regex(pattern: str) -> str:
     """The pattern in a form Oniguruma matches exactly as fancy-regex matches ``pattern``."""
     if pattern in _HF_REWRITES:
         return _HF_REWRITES[pattern]
-    if "}+" in pattern:
+    if _POSSESSIVE_INTERVAL.search(pattern):
         raise PatternError(
             f"pattern {pattern!r} has a possessive interval (`{{n,m}}+`), which HuggingFace's "
             "regex engine reads as a repetition: rewrite it with an atomic group `(?>X{n,m})`"
@@ -58,8 +62,12 @@ def pattern_from_hf(hf_pattern: str) -> str:
 
 
 def _bytelevel(kind: str) -> dict:
-    return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": kind != "post",
-            "use_regex": False}
+    return {
+        "type": "ByteLevel",
+        "add_prefix_space": False,
+        "trim_offsets": kind != "post",
+        "use_regex": False,
+    }
 
 
 def to_json(tok) -> dict:
@@ -80,16 +88,27 @@ def to_json(tok) -> dict:
         "truncation": None,
         "padding": None,
         "added_tokens": [
-            {"id": i, "content": token, "single_word": False, "lstrip": False, "rstrip": False,
-             "normalized": False, "special": True}
+            {
+                "id": i,
+                "content": token,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
             for token, i in specials.items()
         ],
         "normalizer": None,
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": hf_regex(tok.pattern)},
-                 "behavior": "Isolated", "invert": False},
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": hf_regex(tok.pattern)},
+                    "behavior": "Isolated",
+                    "invert": False,
+                },
                 _bytelevel("pre"),
             ],
         },
@@ -135,7 +154,7 @@ def _get(obj: Mapping, key: str, where: str, kind: type | tuple[type, ...]):
     if key not in obj:
         raise FormatError(f"{where}: missing key {key!r}")
     value = obj[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         raise FormatError(f"{where}: key {key!r} is {value!r}; expected a JSON {names}")
     return value
@@ -151,26 +170,35 @@ def _refuse(where: str, what: str, why: str) -> FormatError:
 def _check_bytelevel(node: Mapping, where: str, *, regex_allowed: bool) -> bool:
     """Validates a ByteLevel pre-tokenizer; returns whether it applies GPT-2's regex."""
     if node.get("add_prefix_space", False):
-        raise _refuse(where, "ByteLevel with add_prefix_space=true",
-                      "it inserts a space before the text")
+        raise _refuse(
+            where, "ByteLevel with add_prefix_space=true", "it inserts a space before the text"
+        )
     use_regex = node.get("use_regex", True)
     if use_regex and not regex_allowed:
-        raise _refuse(where, "ByteLevel with use_regex=true after a Split",
-                      "it splits each piece a second time")
+        raise _refuse(
+            where,
+            "ByteLevel with use_regex=true after a Split",
+            "it splits each piece a second time",
+        )
     return bool(use_regex)
 
 
 def _pattern(pre, where: str) -> str:
     """The pattern a pre_tokenizer stands for, or a FormatError."""
     if not isinstance(pre, dict):
-        raise FormatError(f"{where}: expected an object, got {pre!r} (a byte-level BPE needs "
-                          "a ByteLevel pre-tokenizer)")
+        raise FormatError(
+            f"{where}: expected an object, got {pre!r} (a byte-level BPE needs "
+            "a ByteLevel pre-tokenizer)"
+        )
     kind = pre.get("type")
     if kind == "ByteLevel":
         _check_bytelevel(pre, where, regex_allowed=True)
         if not pre.get("use_regex", True):
-            raise _refuse(where, "ByteLevel with use_regex=false alone",
-                          "without a Split the whole text is one piece")
+            raise _refuse(
+                where,
+                "ByteLevel with use_regex=false alone",
+                "without a Split the whole text is one piece",
+            )
         return _BYTELEVEL_REGEX_PATTERN
     if kind != "Sequence":
         raise _refuse(where, f"pre-tokenizer {kind!r}", "it is not byte-level")
@@ -178,19 +206,22 @@ def _pattern(pre, where: str) -> str:
     if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("type") == "ByteLevel":
         return _pattern(steps[0], f"{where}.pretokenizers[0]")
     if len(steps) != 2 or not all(isinstance(s, dict) for s in steps):
-        raise _refuse(where, f"a Sequence of {len(steps)} pre-tokenizers",
-                      "expected [Split, ByteLevel]")
+        raise _refuse(
+            where, f"a Sequence of {len(steps)} pre-tokenizers", "expected [Split, ByteLevel]"
+        )
     split, bytelevel = steps
     split_where, bl_where = f"{where}.pretokenizers[0]", f"{where}.pretokenizers[1]"
     if split.get("type") != "Split":
         raise _refuse(split_where, f"pre-tokenizer {split.get('type')!r}", "expected Split")
     if bytelevel.get("type") != "ByteLevel":
-        raise _refuse(bl_where, f"pre-tokenizer {bytelevel.get('type')!r}",
-                      "expected ByteLevel")
+        raise _refuse(bl_where, f"pre-tokenizer {bytelevel.get('type')!r}", "expected ByteLevel")
     _check_bytelevel(bytelevel, bl_where, regex_allowed=False)
     if split.get("behavior") != "Isolated" or split.get("invert", False):
-        raise _refuse(split_where, f"Split with behavior={split.get('behavior')!r}, "
-                      f"invert={split.get('invert')!r}", "expected Isolated, invert=false")
+        raise _refuse(
+            split_where,
+            f"Split with behavior={split.get('behavior')!r}, invert={split.get('invert')!r}",
+            "expected Isolated, invert=false",
+        )
     pat = _get(split, "pattern", split_where, dict)
     if "Regex" not in pat or not isinstance(pat["Regex"], str):
         raise _refuse(split_where, f"pattern {pat!r}", 'expected {"Regex": "..."}')
@@ -209,7 +240,7 @@ def _merges(model: Mapping, where: str) -> list[tuple[bytes, bytes]]:
         elif isinstance(m, list) and all(isinstance(p, str) for p in m):
             parts = m
         else:
-            raise FormatError(f"{here}: {m!r}; expected \"a b\" or [\"a\", \"b\"]")
+            raise FormatError(f'{here}: {m!r}; expected "a b" or ["a", "b"]')
         if len(parts) != 2 or not all(parts):
             raise FormatError(f"{here}: {m!r} is not a merge; expected two tokens")
         out.append((to_bytes(parts[0], here), to_bytes(parts[1], here)))
@@ -228,24 +259,36 @@ def from_json(doc, name: str = "tokenizer.json"):
     if kind != "BPE":
         raise _refuse(mwhere, f"model type {kind!r}", "only BPE is byte-level BPE")
     if model.get("dropout") not in (None, 0, 0.0):
-        raise _refuse(f"{mwhere}.dropout", f"dropout={model['dropout']!r}",
-                      "it makes encoding random")
+        raise _refuse(
+            f"{mwhere}.dropout", f"dropout={model['dropout']!r}", "it makes encoding random"
+        )
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise _refuse(f"{mwhere}.{key}", f"{key}={model[key]!r}", "it marks word pieces")
     if model.get("byte_fallback"):
-        raise _refuse(f"{mwhere}.byte_fallback", "byte_fallback=true",
-                      "it is SentencePiece-style, not byte-level")
+        raise _refuse(
+            f"{mwhere}.byte_fallback",
+            "byte_fallback=true",
+            "it is SentencePiece-style, not byte-level",
+        )
     if doc.get("normalizer") is not None:
-        raise _refuse(f"{name}: normalizer", f"normalizer {doc['normalizer'].get('type')!r}"
-                      if isinstance(doc["normalizer"], dict) else "a normalizer",
-                      "it changes the text before encoding")
+        raise _refuse(
+            f"{name}: normalizer",
+            f"normalizer {doc['normalizer'].get('type')!r}"
+            if isinstance(doc["normalizer"], dict)
+            else "a normalizer",
+            "it changes the text before encoding",
+        )
     pattern = _pattern(doc.get("pre_tokenizer"), f"{name}: pre_tokenizer")
     decoder = doc.get("decoder")
-    if decoder is not None and not (isinstance(decoder, dict)
-                                    and decoder.get("type") == "ByteLevel"):
-        raise _refuse(f"{name}: decoder", f"decoder {decoder!r}"[:80],
-                      "bytepair decodes by concatenating token bytes (ByteLevel)")
+    if decoder is not None and not (
+        isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"
+    ):
+        raise _refuse(
+            f"{name}: decoder",
+            f"decoder {decoder!r}"[:80],
+            "bytepair decodes by concatenating token bytes (ByteLevel)",
+        )
 
     specials = _added_tokens(doc, name)
     raw_vocab = _get(model, "vocab", mwhere, dict)
@@ -268,9 +311,11 @@ def from_json(doc, name: str = "tokenizer.json"):
             # A rank table: valid only if the merges are exactly those the ranks imply.
             tok = Tokenizer(vocab, None, special_tokens=specials, pattern=pattern)
             if tok.merges != merges:
-                raise _refuse(f"{mwhere}.ignore_merges", "ignore_merges=true with merges "
-                              "that are not implied by the ids' order",
-                              "the shortcut then differs from BPE on the merges")
+                raise _refuse(
+                    f"{mwhere}.ignore_merges",
+                    "ignore_merges=true with merges that are not implied by the ids' order",
+                    "the shortcut then differs from BPE on the merges",
+                )
             return tok
         return Tokenizer(vocab, merges, special_tokens=specials, pattern=pattern)
     except (VocabError, SpecialTokenError) as e:
@@ -286,13 +331,17 @@ def _added_tokens(doc: Mapping, name: str) -> dict[str, int]:
         content = _get(added, "content", where, str)
         i = _get(added, "id", where, int)
         if not added.get("special", False):
-            raise _refuse(where, f"non-special added token {content!r}",
-                          "HF matches it before pre-tokenization, which bytepair does only for "
-                          "special tokens")
+            raise _refuse(
+                where,
+                f"non-special added token {content!r}",
+                "HF matches it before pre-tokenization, which bytepair does only for "
+                "special tokens",
+            )
         for flag in ("single_word", "lstrip", "rstrip"):
             if added.get(flag):
-                raise _refuse(where, f"{flag}=true on {content!r}",
-                              "it changes how the token matches")
+                raise _refuse(
+                    where, f"{flag}=true on {content!r}", "it changes how the token matches"
+                )
         if content in specials:
             raise FormatError(f"{where}: {content!r} is listed twice")
         specials[content] = i

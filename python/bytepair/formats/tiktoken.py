@@ -26,15 +26,31 @@ from bytepair.formats.atomic import write_files
 #: The hashes are the ones tiktoken pins for its downloads; specials as tiktoken defines.
 KNOWN: dict[str, tuple[str, str, dict[str, int]]] = {
     "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": (
-        "r50k_base", "gpt2", {"<|endoftext|>": 50256}),
+        "r50k_base",
+        "gpt2",
+        {"<|endoftext|>": 50256},
+    ),
     "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069": (
-        "p50k_base", "gpt2", {"<|endoftext|>": 50256}),
+        "p50k_base",
+        "gpt2",
+        {"<|endoftext|>": 50256},
+    ),
     "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": (
-        "cl100k_base", "cl100k", {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258,
-                                  "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260,
-                                  "<|endofprompt|>": 100276}),
+        "cl100k_base",
+        "cl100k",
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
     "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": (
-        "o200k_base", "o200k", {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
+        "o200k_base",
+        "o200k",
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
 }
 
 
@@ -43,8 +59,7 @@ def parse_line(line: str, name: str, n: int) -> tuple[bytes, int]:
     parts = line.split(" ")
     if len(parts) != 2:
         raise FormatError(
-            f"{name}, line {n}: {line[:60]!r} has {len(parts)} fields; expected "
-            "'base64-token rank'"
+            f"{name}, line {n}: {line[:60]!r} has {len(parts)} fields; expected 'base64-token rank'"
         )
     b64, rank = parts
     try:
@@ -158,7 +173,7 @@ def ranks_of(tok) -> dict[bytes, int]:
     implied = Tokenizer(regular, None, pattern=tok.pattern).merges
     if implied != tok.merges:
         n = next(
-            (k for k, (a, b) in enumerate(zip(implied, tok.merges)) if a != b),
+            (k for k, (a, b) in enumerate(zip(implied, tok.merges, strict=False)) if a != b),
             min(len(implied), len(tok.merges)),
         )
         theirs = tok.merges[n] if n < len(tok.merges) else None
@@ -172,8 +187,10 @@ def ranks_of(tok) -> dict[bytes, int]:
 
 
 def render(ranks: Mapping[bytes, int]) -> bytes:
-    lines = [f"{base64.b64encode(b).decode('ascii')} {i}" for b, i in
-             sorted(ranks.items(), key=lambda x: x[1])]
+    lines = [
+        f"{base64.b64encode(b).decode('ascii')} {i}"
+        for b, i in sorted(ranks.items(), key=lambda x: x[1])
+    ]
     return ("\n".join(lines) + "\n").encode("ascii")
 
 
@@ -188,8 +205,7 @@ def _import_tiktoken():
         import tiktoken
     except ImportError:
         raise ImportError(
-            "this needs the tiktoken package, which bytepair does not install: "
-            "pip install tiktoken"
+            "this needs the tiktoken package, which bytepair does not install: pip install tiktoken"
         ) from None
     return tiktoken
 
