@@ -102,3 +102,23 @@ def test_non_utf8_merges_file_is_refused(tmp_path):
     (tmp_path / "merges.txt").write_bytes(b"a \xff\n")
     with pytest.raises(FormatError, match=r"merges.txt: not UTF-8"):
         gpt2.read(tmp_path / "vocab.json", tmp_path / "merges.txt")
+
+
+def test_rank_table_with_unmergeable_tokens_is_refused(tmp_path):
+    # Llama 3's ranks hold tokens that no merge produces; tiktoken emits them only as whole
+    # pre-tokens, a rule GPT-2 files cannot carry.
+    tok = bytepair.Tokenizer.load(shared("fixtures", "tokenizers", "llama3", "tokenizer.model"))
+    with pytest.raises(bytepair.VocabError, match="tokens that no merge produces"):
+        tok.save(tmp_path / "llama", format="gpt2")
+    assert not (tmp_path / "llama").exists()
+
+
+def test_rank_table_without_them_round_trips(tmp_path, tiktoken_encoding):
+    enc = tiktoken_encoding("r50k_base")
+    tok = bytepair.Tokenizer.from_tiktoken(enc)
+    tok.save(tmp_path / "r50k", format="gpt2")
+    back = bytepair.Tokenizer.load(tmp_path / "r50k")
+    assert back.special_tokens == enc._special_tokens
+    for text in samples().values():
+        text = text[:10_000]
+        assert back.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")

@@ -96,6 +96,8 @@ def test_rank_table_through_hf_matches_tiktoken(tmp_path, tiktoken_encoding):
     enc = tiktoken_encoding("cl100k_base")
     tok = bytepair.Tokenizer.from_tiktoken(enc)
     tok.save(tmp_path / "tokenizer.json")
+    doc = json.loads((tmp_path / "tokenizer.json").read_text("utf-8"))
+    assert doc["model"]["ignore_merges"] is True  # tiktoken's whole-pre-token shortcut
     hf_tok = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     back = bytepair.Tokenizer.load(tmp_path / "tokenizer.json")
     assert back.special_tokens == enc._special_tokens and back.pattern == enc._pat_str

@@ -149,6 +149,8 @@ def write(tok, directory: str | os.PathLike) -> None:
     Special tokens are written into vocab.json with their ids, as GPT-2 does with
     ``<|endoftext|>``; a reader tells them apart because no merge produces them.
     """
+    if getattr(tok, "_rank_mode", False):
+        _check_rank_table(tok)
     os.makedirs(directory, exist_ok=True)
     vocab_json, merges_txt = render(tok.vocab, tok.merges)
     write_files(
@@ -157,6 +159,25 @@ def write(tok, directory: str | os.PathLike) -> None:
             os.path.join(directory, "merges.txt"): merges_txt,
         }
     )
+
+
+def _check_rank_table(tok) -> None:
+    """A rank table (from tiktoken) may hold tokens that no merge produces: tiktoken reaches
+    them only when a whole pre-token is that token (Llama 3 has 678). vocab.json +
+    merges.txt cannot say so, and the reader would even take them for special tokens."""
+    from bytepair.errors import VocabError
+
+    special_ids = set(tok.special_tokens.values())
+    made = {a + b for a, b in tok.merges}
+    orphans = [
+        b for i, b in tok.vocab.items() if i not in special_ids and len(b) > 1 and b not in made
+    ]
+    if orphans:
+        raise VocabError(
+            f"this rank table has {len(orphans)} tokens that no merge produces (first: "
+            f"{orphans[0]!r}); tiktoken reaches them only as whole pre-tokens, which GPT-2 "
+            "files cannot express. Save it as huggingface (ignore_merges) or tiktoken instead"
+        )
 
 
 def special_candidates(vocab: Mapping[int, bytes], merges: Sequence[Merge]) -> list[str]:
