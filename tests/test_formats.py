@@ -117,3 +117,10 @@ def test_no_pickle_or_eval_in_readers():
                 source = f.read()
             for banned in ("pickle", "eval(", "exec(", "marshal"):
                 assert banned not in source, (name, banned)
+
+
+def test_saved_files_get_the_usual_permissions(tmp_path):
+    (tmp_path / "plain").write_bytes(b"")
+    trained().save(tmp_path / "tokenizer.json")
+    mode = (tmp_path / "tokenizer.json").stat().st_mode & 0o777
+    assert mode == (tmp_path / "plain").stat().st_mode & 0o777

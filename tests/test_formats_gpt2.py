@@ -9,7 +9,7 @@ import pytest
 from bytepair.errors import FormatError
 from bytepair.formats import gpt2
 from conftest import shared
-from formats_data import SPECIAL, samples, trained
+from formats_data import SPECIAL, samples, tiktoken_file, trained
 
 
 def test_alphabet_is_a_bijection_of_printable_characters():
@@ -115,7 +115,7 @@ def test_rank_table_with_unmergeable_tokens_is_refused(tmp_path):
 
 def test_rank_table_without_them_round_trips(tmp_path, tiktoken_encoding):
     enc = tiktoken_encoding("r50k_base")
-    tok = bytepair.Tokenizer.from_tiktoken(enc)
+    tok = tiktoken_file("r50k_base")
     tok.save(tmp_path / "r50k", format="gpt2")
     back = bytepair.Tokenizer.load(tmp_path / "r50k")
     assert back.special_tokens == enc._special_tokens

@@ -11,9 +11,10 @@ import pytest
 import regex
 from bytepair import patterns
 from bytepair.errors import FormatError
+from bytepair.formats import gpt2
 from bytepair.formats import huggingface as hf
 from conftest import shared
-from formats_data import SPECIAL, samples, trained
+from formats_data import SPECIAL, samples, tiktoken_file, trained
 from tokenizers import Regex, Tokenizer, pre_tokenizers
 
 BUILT_IN = {"gpt2": patterns.GPT2, "cl100k": patterns.CL100K, "o200k": patterns.O200K}
@@ -31,6 +32,16 @@ def test_split_regex_splits_like_tiktoken_on_every_corpus(name):
     for corpus, text in samples().items():
         text += "tail  \n\n  "  # whitespace at the very end: the `\s++$` branch
         assert [s for s, _ in split.pre_tokenize_str(text)] == regex.findall(pattern, text), corpus
+
+
+def test_bytelevel_regex_is_the_gpt2_pattern():
+    # GPT-2's tokenizer.json has no Split: ByteLevel(use_regex=true) applies HF's built-in
+    # GPT-2 regex, which bytepair reads as the gpt2 pattern.
+    bytelevel = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    for corpus, text in samples().items():
+        text += "tail  \n\n  "
+        pieces = [gpt2.to_bytes(s, "hf").decode() for s, _ in bytelevel.pre_tokenize_str(text)]
+        assert pieces == regex.findall(patterns.GPT2, text), corpus
 
 
 def test_possessive_interval_needs_the_rewrite():
@@ -94,7 +105,7 @@ def test_round_trip(tmp_path):
 
 def test_rank_table_through_hf_matches_tiktoken(tmp_path, tiktoken_encoding):
     enc = tiktoken_encoding("cl100k_base")
-    tok = bytepair.Tokenizer.from_tiktoken(enc)
+    tok = tiktoken_file("cl100k_base")
     tok.save(tmp_path / "tokenizer.json")
     doc = json.loads((tmp_path / "tokenizer.json").read_text("utf-8"))
     assert doc["model"]["ignore_merges"] is True  # tiktoken's whole-pre-token shortcut

@@ -9,7 +9,7 @@ import pytest
 from bytepair.errors import FormatError, VocabError
 from bytepair.formats import tiktoken as tt
 from conftest import shared
-from formats_data import SPECIAL, samples, trained
+from formats_data import SPECIAL, samples, tiktoken_file, trained
 
 # The split patterns Llama 3 and Qwen (v1) publish with their tiktoken-format files.
 LLAMA3_PATTERN = (
@@ -32,7 +32,7 @@ def _same_encodings(tok, enc, nchars=20_000):
 
 @pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
 def test_tiktoken_files_load_and_encode_like_tiktoken(tiktoken_encoding, name):
-    tok = bytepair.Tokenizer.load(shared("fixtures", "tiktoken", f"{name}.tiktoken"))
+    tok = tiktoken_file(name)
     enc = tiktoken_encoding(name)
     # Recognised by sha256: tiktoken's pattern and special tokens come along.
     assert tok.special_tokens == enc._special_tokens

@@ -13,13 +13,16 @@ b'hello'
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from collections.abc import Mapping
 
 
 def _write_temp(path: str, data: bytes) -> str:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
+    directory, base = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+    # os.open with 0o666 lets the umask decide the mode, as a plain open() would; mkstemp's
+    # 0o600 would make a saved tokenizer unreadable to everyone else.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
