@@ -21,6 +21,8 @@ def test_detects_each_format(tmp_path):
     assert formats.detect(tmp_path / "t.json") == "huggingface"
     assert formats.detect(tmp_path / "t.tiktoken") == "tiktoken"
     assert formats.detect(tmp_path / "g") == "gpt2"
+    assert formats.detect(tmp_path / "g" / "vocab.json") == "gpt2"
+    assert formats.load(tmp_path / "g" / "vocab.json").merges == tok.merges
     assert formats.detect(shared("fixtures", "tokenizers", "llama3", "tokenizer.model")) == (
         "tiktoken"
     )

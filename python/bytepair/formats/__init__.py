@@ -24,9 +24,9 @@ _RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+=*\x20\d+\r?\n?")
 def detect(path: str | os.PathLike) -> str:
     """The format of a tokenizer file or directory, from its name and first bytes.
 
-    A directory with vocab.json + merges.txt is ``gpt2``; a JSON object with a "model" key
-    is ``huggingface``; lines of ``base64 rank`` (a ``.tiktoken`` file, or Llama 3's
-    ``tokenizer.model``) are ``tiktoken``.
+    A directory with vocab.json + merges.txt (or that vocab.json itself) is ``gpt2``; a
+    JSON object is ``huggingface``; lines of ``base64 rank`` (a ``.tiktoken`` file, or
+    Llama 3's ``tokenizer.model``) are ``tiktoken``.
     """
     name = os.fspath(path)
     if os.path.isdir(path):
@@ -41,9 +41,11 @@ def detect(path: str | os.PathLike) -> str:
     with open(path, "rb") as f:
         head = f.read(1 << 16)
     stripped = head.lstrip()
+    beside = os.path.join(os.path.dirname(os.path.abspath(path)), "merges.txt")
+    if os.path.basename(name) == "vocab.json" and os.path.isfile(beside):
+        return "gpt2"  # the vocab.json of a GPT-2 pair: load reads its directory
     if stripped.startswith(b"{"):
-        if b'"model"' in head or name.endswith(".json"):
-            return "huggingface"
+        return "huggingface"  # its reader names what is missing or wrong
     first_line = head.split(b"\n", 1)[0] + b"\n"
     if _RANK_LINE.fullmatch(first_line):
         return "tiktoken"
@@ -85,7 +87,8 @@ def load(
         return tiktoken.read(path, special_tokens=special_tokens, pattern=pattern)
     from bytepair.formats import gpt2
 
-    return gpt2.load(path, special_tokens=special_tokens, pattern=pattern or "gpt2")
+    directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    return gpt2.load(directory, special_tokens=special_tokens, pattern=pattern or "gpt2")
 
 
 def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
