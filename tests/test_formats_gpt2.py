@@ -10,6 +10,8 @@ from bytepair.errors import FormatError
 from bytepair.formats import gpt2
 from conftest import shared
 from formats_data import SPECIAL, samples, tiktoken_file, trained
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def test_alphabet_is_a_bijection_of_printable_characters():
@@ -122,3 +124,29 @@ def test_rank_table_without_them_round_trips(tmp_path, tiktoken_encoding):
     for text in samples().values():
         text = text[:10_000]
         assert back.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+
+
+def test_cs336_reference_pair_reads_and_writes_back_line_for_line(tmp_path):
+    # CS336's reference training output is a GPT-2 pair written by someone else: the special
+    # token has id 0, and no merges.txt version line.
+    vocab_path = shared("fixtures", "cs336", "train-bpe-reference-vocab.json")
+    merges_path = shared("fixtures", "cs336", "train-bpe-reference-merges.txt")
+    vocab, merges = gpt2.read(vocab_path, merges_path)
+    assert len(vocab) == 500 and vocab[0] == SPECIAL.encode()
+    assert gpt2.special_candidates(vocab, merges) == [SPECIAL]
+    tok = bytepair.Tokenizer(vocab, merges, special_tokens=[SPECIAL])
+    tok.save(tmp_path / "out", format="gpt2")
+    written = (tmp_path / "out" / "merges.txt").read_text("utf-8").splitlines()
+    assert written[0] == "#version: 0.2"
+    assert written[1:] == merges_path.read_text("utf-8").splitlines()
+    assert json.loads((tmp_path / "out" / "vocab.json").read_text("utf-8")) == json.loads(
+        vocab_path.read_text("utf-8")
+    )
+
+
+@given(st.lists(st.binary(min_size=1, max_size=6), max_size=20))
+def test_alphabet_round_trips_any_bytes_property(tokens):
+    for token in tokens:
+        text = gpt2.to_text(token)
+        assert " " not in text and "\n" not in text
+        assert gpt2.to_bytes(text, "x") == token

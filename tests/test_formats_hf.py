@@ -266,3 +266,20 @@ def test_broken_json_is_refused(tmp_path, text):
     path.write_text(text, "utf-8")
     with pytest.raises(FormatError, match=r"tokenizer.json"):
         bytepair.Tokenizer.load(path)
+
+
+def test_overlapping_special_tokens_match_alike(tmp_path):
+    # Both sides take the leftmost, then longest, special token.
+    base = trained()
+    specials = [SPECIAL, "<|end", "<|endoftext|>!", "oft"]
+    tok = bytepair.Tokenizer(
+        {i: b for i, b in base.vocab.items() if i not in base.special_tokens.values()},
+        base.merges,
+        special_tokens=specials,
+    )
+    tok.save(tmp_path / "tokenizer.json")
+    hf_tok = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    text = "a<|endoftext|>!b<|endoftext|> <|end c soft<|endof"
+    ids = tok.encode(text, allowed_special="all")
+    assert _hf_ids(hf_tok, text) == ids
+    assert [tok.decode([i]) for i in ids if i >= 599][:3] == ["<|endoftext|>!", SPECIAL, "<|end"]
