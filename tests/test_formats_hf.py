@@ -131,6 +131,8 @@ def test_gpt2_tokenizer_json_matches_tiktoken_and_tokenizers(tiktoken_encoding):
         expected = enc.encode(text, allowed_special="all")
         assert tok.encode(text, allowed_special="all") == expected, corpus
         assert _hf_ids(hf_tok, text) == expected, corpus
+    # GPT-2's ids are its merge order, so it converts to tiktoken's own gpt2 ranks.
+    assert tok.to_tiktoken()._mergeable_ranks == enc._mergeable_ranks
 
 
 @pytest.mark.parametrize("use_regex", [True, False])
