@@ -55,6 +55,9 @@ def tiktoken_cache(tmp_path_factory) -> Path:
         [sys.executable, str(shared("fixtures", "tiktoken_offline.py")), str(cache_dir)],
         check=True,
         capture_output=True,
+        # cli branch: without this the script fills tiktoken's default cache instead, and
+        # leaves cache_dir empty whenever that default cache already has the files.
+        env={**os.environ, "TIKTOKEN_CACHE_DIR": str(cache_dir)},
     )
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
     return cache_dir

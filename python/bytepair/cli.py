@@ -94,8 +94,8 @@ def show_progress(args) -> bool:
 
 
 def info(args, message: str) -> None:
-    """A status line on stderr, silenced by --quiet."""
-    if not args.quiet:
+    """A status line on stderr, only on a terminal and without --quiet (like progress)."""
+    if show_progress(args):
         print(message, file=sys.stderr)
 
 
@@ -160,8 +160,6 @@ def cmd_train(args) -> int:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bytepair-holdout-") as workdir:
         paths, held_out = holdout.carve(args.files, args.holdout, workdir)
-        if held_out:
-            info(args, f"holding out the last {len(held_out):,} bytes of {args.files[-1]}")
         tok = bytepair.train(
             paths,
             vocab_size=args.vocab_size,
@@ -183,8 +181,8 @@ def cmd_train(args) -> int:
     ]
     if held_out:
         lines.append(
-            f"bytes/token     {report.bytes_per_token(tok, held_out):.3f} on a held-out "
-            f"{len(held_out):,} bytes"
+            f"bytes/token     {report.bytes_per_token(tok, held_out):.3f} on the last "
+            f"{len(held_out):,} bytes of {args.files[-1]}, held out of training"
         )
     else:
         lines.append("bytes/token     n/a (no held-out slice: --holdout 0)")
@@ -286,6 +284,8 @@ def cmd_compare(args) -> int:
     names = args.tokenizers + ([args.tokenizer] if args.tokenizer else [])
     if not names:
         raise UsageError("compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F")
+    if args.plot:
+        compare.check_plotting()  # before the slow part, not after it
     tokenizers: dict[str, Tokenizer] = {}
     for spec in names:
         info(args, f"loading {spec}")

@@ -85,17 +85,23 @@ def overlap_table(tokenizers: Mapping[str, Tokenizer]) -> str:
     return _grid("shared", names, names, cell)
 
 
-def plot(table: Mapping[str, Mapping[str, float]], path: str | os.PathLike) -> None:
-    """A grouped bar chart of bytes/token (one group per corpus, one bar per tokenizer)."""
+def check_plotting() -> None:
+    """Raises a clear error when matplotlib (the ``plot`` extra) is missing."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # no display needed: we only write a file
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401
     except ImportError:
         raise BytepairError(
             "--plot needs matplotlib, which is not installed: pip install 'bytepair[plot]'"
         ) from None
+
+
+def plot(table: Mapping[str, Mapping[str, float]], path: str | os.PathLike) -> None:
+    """A grouped bar chart of bytes/token (one group per corpus, one bar per tokenizer)."""
+    check_plotting()
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display needed: we only write a file
+    import matplotlib.pyplot as plt
     corpora = list(table)
     names = list(next(iter(table.values()))) if table else []
     width = 0.8 / max(1, len(names))
