@@ -385,6 +385,18 @@ def test_convert_then_load_encodes_the_same(tmp_path, en_tok, name):
     assert after.encode(text) == before.encode(text)
 
 
+def test_convert_gives_a_tiktoken_file_its_special_tokens_back(tmp_path, en_tok):
+    # A .tiktoken file stores ranks only: the special token comes back through the option.
+    ok(run("convert", en_tok, tmp_path / "t.tiktoken"))
+    ok(run("convert", tmp_path / "t.tiktoken", tmp_path / "back.json",
+           "--special-token", "<|endoftext|>"))
+    back = bytepair.Tokenizer.load(tmp_path / "back.json")
+    assert back.special_tokens == {"<|endoftext|>": 319}
+    text = "one<|endoftext|>two"
+    original = bytepair.Tokenizer.load(en_tok)
+    assert back.encode(text, allowed_special="all") == original.encode(text, allowed_special="all")
+
+
 # -- mistakes -------------------------------------------------------------------------------
 
 

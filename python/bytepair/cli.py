@@ -315,7 +315,13 @@ def cmd_convert(args) -> int:
     if not os.path.exists(args.input):
         raise UsageError(f"tokenizer file {args.input!r} does not exist")
     fmt = format_for(args.output, args.to)
-    formats.convert(args.input, args.output, to=fmt)
+    # Only for inputs that do not store them (.tiktoken, GPT-2 files): formats.load says so.
+    extra = {}
+    if args.special_token:
+        extra["special_tokens"] = args.special_token
+    if args.pattern:
+        extra["pattern"] = args.pattern
+    formats.convert(args.input, args.output, to=fmt, **extra)
     info(args, f"wrote {args.output} ({fmt})")
     return 0
 
@@ -432,6 +438,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output", metavar="OUT")
     p.add_argument("--to", choices=["huggingface", "tiktoken", "gpt2"],
                    help="output format (default: from OUT's name)")
+    p.add_argument("--special-token", action="append", default=[], metavar="T",
+                   help="special tokens of an input that does not store them (.tiktoken, GPT-2)")
+    p.add_argument("--pattern", help="pattern of an input that does not store it")
     p.set_defaults(run=cmd_convert)
     return parser
 
@@ -462,8 +471,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if isinstance(e, OSError) and e.filename is not None and e.strerror:
             return _fail(f"{e.filename}: {e.strerror}")
-        message = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
-        return _fail(message)
+        if isinstance(e, BytepairError):
+            return _fail(str(e))
+        return _fail(f"{type(e).__name__}: {e}")
     except KeyboardInterrupt:
         return _fail("interrupted", status=130)
 
