@@ -46,11 +46,12 @@ def carve(
         return paths, b""
     last = paths[-1]
     with open(last, "rb") as f:
-        f.seek(sizes[-1] - want)
-        tail = f.read()
-        # Start the slice at a line start, so that it does not begin mid-word.
+        # Read one byte more, to see whether the slice already starts at a line start.
+        f.seek(sizes[-1] - want - 1)
+        before, tail = f.read(1), f.read()
+        # Else start it at the next line start, so that it does not begin mid-word.
         newline = tail.find(b"\n")
-        if 0 <= newline < len(tail) - 1:
+        if before != b"\n" and 0 <= newline < len(tail) - 1:
             tail = tail[newline + 1 :]
         keep = sizes[-1] - len(tail)
         f.seek(0)

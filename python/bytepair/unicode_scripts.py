@@ -1,18 +1,19 @@
 """Which writing system a token belongs to, approximated from Unicode character names.
 
 Python's ``unicodedata`` has no Script property (Unicode's Scripts.txt), so this module
-derives one from the character's name, whose first words name the script for nearly
-every letter: "LATIN SMALL LETTER A", "CYRILLIC CAPITAL LETTER ZHE", "CJK UNIFIED
-IDEOGRAPH-4E2D", "HANGUL SYLLABLE GA". The approximation, and where it departs from
-Scripts.txt:
+derives one from the character's name, which for nearly every letter names the script
+before the word LETTER, SYLLABLE, LIGATURE, CHARACTER or IDEOGRAPH: "LATIN SMALL LETTER
+A", "CYRILLIC CAPITAL LETTER ZHE", "HANGUL SYLLABLE GA", "TAI LE LETTER KA", "THAI
+CHARACTER KO KAI". The approximation, and where it departs from Scripts.txt:
 
 * only letters (category L*) decide; digits, punctuation, symbols, spaces and combining
   marks are "Common" (Scripts.txt puts marks under their base's script or "Inherited",
   and some digits, e.g. Devanagari ones, under their script);
-* a few name prefixes are mapped by hand (CJK -> Han, HIRAGANA/KATAKANA -> Japanese kana,
-  FULLWIDTH LATIN -> Latin, MODIFIER LETTER -> Common); any other letter takes the first
-  word of its name ("GEORGIAN LETTER AN" -> Georgian), which is right for the scripts one
-  meets in practice and wrong for a few letters named after something else;
+* a few names are mapped by prefix: CJK and IDEOGRAPHIC -> Han, HIRAGANA -> Hiragana,
+  KATAKANA (also halfwidth) -> Katakana, HANGUL -> Hangul, FULLWIDTH LATIN -> Latin;
+* letters whose name has none of those words ("FEMININE ORDINAL INDICATOR", "KELVIN
+  SIGN", "MODIFIER LETTER SMALL H", mathematical letters) are "Common", where Scripts.txt
+  says Latin for a few of them;
 * a token whose letters come from two scripts is "Mixed"; a token that is a piece of a
   UTF-8 character (not decodable on its own) is "partial UTF-8".
 
@@ -29,20 +30,20 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
-# Name prefixes whose first word is not the script's name (longest prefix first).
+# Name prefixes that decide the script on their own (checked first).
 _PREFIXES = (
     ("CJK ", "Han"),
-    ("KANGXI RADICAL", "Han"),
-    ("IDEOGRAPHIC", "Han"),
-    ("HIRAGANA", "Kana"),
-    ("KATAKANA", "Kana"),
-    ("HALFWIDTH KATAKANA", "Kana"),
-    ("HALFWIDTH HANGUL", "Hangul"),
-    ("FULLWIDTH LATIN", "Latin"),
-    ("MODIFIER LETTER", "Common"),
-    ("OLD ", None),  # OLD ITALIC, OLD PERSIAN...: two words name the script
-    ("NEW ", None),
+    ("IDEOGRAPHIC ", "Han"),
+    ("HIRAGANA ", "Hiragana"),
+    ("KATAKANA", "Katakana"),
+    ("HALFWIDTH KATAKANA ", "Katakana"),
+    ("HANGUL ", "Hangul"),  # the jamo: "HANGUL CHOSEONG KIYEOK"
+    ("FULLWIDTH LATIN ", "Latin"),
+    ("MODIFIER LETTER ", "Common"),
 )
+# The word after the script's name; "IDEOGRAPH-4E00" and the like count too.
+_KEYWORDS = {"LETTER", "SYLLABLE", "SYLLABICS", "LIGATURE", "CHARACTER", "IDEOGRAPH"}
+_CASE_WORDS = {"SMALL", "CAPITAL"}
 
 
 @lru_cache(maxsize=65536)
@@ -51,12 +52,15 @@ def script_of_char(ch: str) -> str:
     if not unicodedata.category(ch).startswith("L"):
         return "Common"
     name = unicodedata.name(ch, "")
-    if not name:
-        return "Unknown"
     for prefix, script in _PREFIXES:
         if name.startswith(prefix):
-            return script if script else " ".join(name.split()[:2]).title()
-    return name.split()[0].title()
+            return script
+    words = name.split()
+    for k, word in enumerate(words):
+        if word.split("-")[0] in _KEYWORDS:
+            head = [w for w in words[:k] if w not in _CASE_WORDS]
+            return " ".join(head).title() if head else "Common"
+    return "Common"
 
 
 def token_script(token: bytes) -> str:
