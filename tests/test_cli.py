@@ -420,6 +420,11 @@ def test_bad_arguments_give_one_line_and_status_2(tmp_path, en_tok, en_corpus):
         (["compare", en_tok, "--corpus", tmp_path / "missing.txt"], ["missing.txt"]),
         (["convert", tmp_path / "missing.json", out], ["missing.json"]),
         (["tokenize", "-t", en_tok, "--file", tmp_path / "missing.txt"], ["missing.txt"]),
+        (["tokenize", "-t", en_tok, "--file", en_corpus, "text"], ["not both"]),
+        (["train", en_corpus, "-o", tmp_path / "no" / "such" / "t.json", "--vocab-size", 300],
+         ["no/such"]),
+        (["compare", en_tok, "--corpus", en_corpus, "--plot", tmp_path / "nodir" / "p.png"],
+         ["nodir"]),
     ]
     for args, words in cases:
         assert_usage_error(run(*args, input=b""), *words)

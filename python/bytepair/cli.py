@@ -124,6 +124,15 @@ def write_output(path: str | None, data: bytes) -> None:
         raise
 
 
+def check_output(path: str | None) -> None:
+    """Fails before the slow work, not after it, when an output's folder does not exist."""
+    if path in (None, "-"):
+        return
+    parent = Path(path.rstrip("/" + os.sep) or ".").resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {path}: the folder {parent} does not exist")
+
+
 def special_policy(args) -> dict:
     """encode()'s keyword arguments for --allow-special / --special-as-text."""
     if args.allow_special:
@@ -157,6 +166,7 @@ def cmd_train(args) -> int:
         if not os.path.isfile(p):
             raise UsageError(f"training file {p!r} does not exist or is not a file")
     fmt = format_for(args.output, args.format)
+    check_output(args.output)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bytepair-holdout-") as workdir:
         paths, held_out = holdout.carve(args.files, args.holdout, workdir)
@@ -194,6 +204,7 @@ def cmd_train(args) -> int:
 
 
 def cmd_encode(args) -> int:
+    check_output(args.output)
     tok = load_tokenizer(args.tokenizer)
     if args.output and args.output.endswith(".npy"):
         if args.input in (None, "-"):
@@ -227,6 +238,7 @@ def parse_ids(data: bytes, source: str) -> list[int]:
 
 
 def cmd_decode(args) -> int:
+    check_output(args.output)
     tok = load_tokenizer(args.tokenizer)
     if args.input and args.input.endswith(".npy"):
         try:
@@ -241,6 +253,9 @@ def cmd_decode(args) -> int:
 
 
 def cmd_tokenize(args) -> int:
+    if args.file is not None and args.text is not None:
+        raise UsageError("tokenize takes TEXT or --file, not both")
+    check_output(args.html)
     tok = load_tokenizer(args.tokenizer)
     if args.file is not None:
         data = read_input(args.file)
@@ -286,16 +301,17 @@ def cmd_compare(args) -> int:
         raise UsageError("compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F")
     if args.plot:
         compare.check_plotting()  # before the slow part, not after it
+        check_output(args.plot)
     tokenizers: dict[str, Tokenizer] = {}
     for spec in names:
         info(args, f"loading {spec}")
-        tokenizers[Path(spec).name if os.path.exists(spec) else spec] = load_tokenizer(spec)
+        tokenizers[_short_name(spec, tokenizers)] = load_tokenizer(spec)
     limit = None if args.max_bytes <= 0 else args.max_bytes
     corpora = {}
     for path in args.corpus:
         if not os.path.isfile(path):
             raise UsageError(f"corpus {path!r} does not exist or is not a file")
-        corpora[Path(path).name] = compare.read_corpus(path, limit)
+        corpora[_short_name(path, corpora)] = compare.read_corpus(path, limit)
     info(args, "encoding " + ", ".join(f"{k} ({len(v):,} bytes)" for k, v in corpora.items()))
     table = compare.measure(tokenizers, corpora)
     print("bytes per token (higher = fewer tokens for the same text):")
@@ -309,12 +325,19 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def _short_name(spec: str, taken) -> str:
+    """A file's name for a table column, or the whole path when that name is taken."""
+    name = Path(spec).name if os.path.exists(spec) else spec
+    return spec if name in taken else name
+
+
 def cmd_convert(args) -> int:
     from bytepair import formats
 
     if not os.path.exists(args.input):
         raise UsageError(f"tokenizer file {args.input!r} does not exist")
     fmt = format_for(args.output, args.to)
+    check_output(args.output)
     # Only for inputs that do not store them (.tiktoken, GPT-2 files): formats.load says so.
     extra = {}
     if args.special_token:
@@ -333,7 +356,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (its default prints the whole usage first)."""
 
     def error(self, message: str):
-        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+        command = self.prog.partition(" ")[2]  # "bytepair train" -> "train"
+        where = f"{command}: " if command else ""
+        raise UsageError(f"{where}{message} (see {self.prog} --help)")
 
 
 def _positive(text: str) -> int:
