@@ -64,8 +64,19 @@ def en_corpus(tmp_path_factory) -> Path:
 def en_tok(tmp_path_factory, en_corpus) -> Path:
     """A 320-token tokenizer trained through the CLI on English prose, with a special token."""
     out = tmp_path_factory.mktemp("tok") / "en.json"
-    ok(run("train", en_corpus, "-o", out, "--vocab-size", 320,
-           "--special-token", "<|endoftext|>", "--quiet"))
+    ok(
+        run(
+            "train",
+            en_corpus,
+            "-o",
+            out,
+            "--vocab-size",
+            320,
+            "--special-token",
+            "<|endoftext|>",
+            "--quiet",
+        )
+    )
     return out
 
 
@@ -74,8 +85,7 @@ def cat_tok(tmp_path_factory) -> Path:
     """The tutorial's five-merge tokenizer, trained through the CLI."""
     d = tmp_path_factory.mktemp("cat")
     (d / "cat.txt").write_text(CAT)
-    ok(run("train", d / "cat.txt", "-o", d / "cat.json", "--vocab-size", 261, "--holdout", 0,
-           "-q"))
+    ok(run("train", d / "cat.txt", "-o", d / "cat.json", "--vocab-size", 261, "--holdout", 0, "-q"))
     return d / "cat.json"
 
 
@@ -107,8 +117,15 @@ def test_train_writes_the_hand_derived_merges(cat_tok):
 def test_train_summary(tmp_path, en_corpus):
     out = tmp_path / "tok.json"
     text = ok(run("train", en_corpus, "-o", out, "--vocab-size", 300, "--special-token", "<|x|>"))
-    for line in ("saved", "wall time", "peak memory", "vocab size      300",
-                 "bytes/token", "held out of training", "longest tokens"):
+    for line in (
+        "saved",
+        "wall time",
+        "peak memory",
+        "vocab size      300",
+        "bytes/token",
+        "held out of training",
+        "longest tokens",
+    ):
         assert line in text, text
     tok = bytepair.Tokenizer.load(out)
     assert tok.vocab_size == 300
@@ -179,10 +196,15 @@ def test_encode_decode_files(tmp_path, en_tok):
 
 def test_encode_refuses_special_token_text_unless_told(en_tok):
     text = b"one<|endoftext|>two"
-    assert_usage_error(run("encode", "-t", en_tok, input=text),
-                       "<|endoftext|>", "--allow-special", "--special-as-text")
-    allowed = [int(x) for x in ok(run("encode", "-t", en_tok, "--allow-special",
-                                      input=text)).split()]
+    assert_usage_error(
+        run("encode", "-t", en_tok, input=text),
+        "<|endoftext|>",
+        "--allow-special",
+        "--special-as-text",
+    )
+    allowed = [
+        int(x) for x in ok(run("encode", "-t", en_tok, "--allow-special", input=text)).split()
+    ]
     assert allowed.count(319) == 1  # the special token's id: the last one
     as_text = run("encode", "-t", en_tok, "--special-as-text", input=text)
     assert 319 not in [int(x) for x in ok(as_text).split()]
@@ -210,7 +232,9 @@ def test_decode_rejects_what_is_not_an_id(en_tok):
 def test_encode_into_a_closed_pipe_is_not_an_error(en_tok, en_corpus):
     proc = subprocess.run(
         f"{sys.executable} -m bytepair encode -t {en_tok} --allow-special {en_corpus} | head -c 10",
-        shell=True, capture_output=True, timeout=300,
+        shell=True,
+        capture_output=True,
+        timeout=300,
     )
     assert len(proc.stdout) == 10
     assert b"Traceback" not in proc.stderr and b"Error" not in proc.stderr, proc.stderr
@@ -250,7 +274,9 @@ def test_tokenize_colours_only_when_asked_or_on_a_terminal(cat_tok):
         env.update(env_extra, TERM="xterm-256color")
         proc = subprocess.Popen(
             [sys.executable, "-m", "bytepair", "tokenize", "-t", str(cat_tok), "the cat"],
-            stdout=follower, stderr=subprocess.PIPE, env=env,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=env,
         )
         os.close(follower)
         chunks = []
@@ -302,14 +328,21 @@ def test_inspect_reports_the_hand_derived_tokenizer(cat_tok):
     assert "special tokens  (none)" in out
     first = out.split("first 5 merges:\n")[1].splitlines()[:5]
     assert [" ".join(line.split()[1:]) for line in first] == [
-        "'a' + 't'", "'t' + 'h'", "'th' + 'e'", "' ' + 'the'", "'s' + 'at'",
+        "'a' + 't'",
+        "'t' + 'h'",
+        "'th' + 'e'",
+        "' ' + 'the'",
+        "'s' + 'at'",
     ]
     longest = out.split("longest 10 tokens:\n")[1].splitlines()[0]
     assert longest.split() == ["259", "4", "bytes", "'", "the'"]
     # Lengths: 256 single bytes; at, th; the, sat; ' the'.
     histogram = out.split("token length (bytes):\n")[1].splitlines()[:4]
     assert [line.split()[:2] for line in histogram] == [
-        ["1", "256"], ["2", "2"], ["3", "2"], ["4", "1"],
+        ["1", "256"],
+        ["2", "2"],
+        ["3", "2"],
+        ["4", "1"],
     ]
 
 
@@ -388,8 +421,15 @@ def test_convert_then_load_encodes_the_same(tmp_path, en_tok, name):
 def test_convert_gives_a_tiktoken_file_its_special_tokens_back(tmp_path, en_tok):
     # A .tiktoken file stores ranks only: the special token comes back through the option.
     ok(run("convert", en_tok, tmp_path / "t.tiktoken"))
-    ok(run("convert", tmp_path / "t.tiktoken", tmp_path / "back.json",
-           "--special-token", "<|endoftext|>"))
+    ok(
+        run(
+            "convert",
+            tmp_path / "t.tiktoken",
+            tmp_path / "back.json",
+            "--special-token",
+            "<|endoftext|>",
+        )
+    )
     back = bytepair.Tokenizer.load(tmp_path / "back.json")
     assert back.special_tokens == {"<|endoftext|>": 319}
     text = "one<|endoftext|>two"
@@ -421,10 +461,14 @@ def test_bad_arguments_give_one_line_and_status_2(tmp_path, en_tok, en_corpus):
         (["convert", tmp_path / "missing.json", out], ["missing.json"]),
         (["tokenize", "-t", en_tok, "--file", tmp_path / "missing.txt"], ["missing.txt"]),
         (["tokenize", "-t", en_tok, "--file", en_corpus, "text"], ["not both"]),
-        (["train", en_corpus, "-o", tmp_path / "no" / "such" / "t.json", "--vocab-size", 300],
-         ["no/such"]),
-        (["compare", en_tok, "--corpus", en_corpus, "--plot", tmp_path / "nodir" / "p.png"],
-         ["nodir"]),
+        (
+            ["train", en_corpus, "-o", tmp_path / "no" / "such" / "t.json", "--vocab-size", 300],
+            ["no/such"],
+        ),
+        (
+            ["compare", en_tok, "--corpus", en_corpus, "--plot", tmp_path / "nodir" / "p.png"],
+            ["nodir"],
+        ),
     ]
     for args, words in cases:
         assert_usage_error(run(*args, input=b""), *words)

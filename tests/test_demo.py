@@ -17,7 +17,9 @@ from conftest import corpus_sample
 def run_demo(*args, cwd) -> str:
     proc = subprocess.run(
         [sys.executable, "-m", "bytepair.demo", *map(str, args)],
-        capture_output=True, cwd=cwd, timeout=300,
+        capture_output=True,
+        cwd=cwd,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert b"Traceback" not in proc.stderr
@@ -27,8 +29,14 @@ def run_demo(*args, cwd) -> str:
 def test_demo_on_the_standard_library(tmp_path):
     out = run_demo("--vocab-size", 300, "--max-bytes", 150_000, cwd=tmp_path)
     assert "standard library" in out
-    for line in ("training time", "vocab size         300", "bytes/token", "held-out",
-                 "sample:", "def read_config(path):"):
+    for line in (
+        "training time",
+        "vocab size         300",
+        "bytes/token",
+        "held-out",
+        "sample:",
+        "def read_config(path):",
+    ):
         assert line in out, out
     assert out.rstrip().endswith("OK"), out
     tok = bytepair.Tokenizer.load(tmp_path / "demo-out" / "tokenizer.json")
@@ -53,7 +61,8 @@ def test_demo_on_given_files(tmp_path):
 def test_demo_rejects_a_missing_file(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "bytepair.demo", str(tmp_path / "nope.txt")],
-        capture_output=True, timeout=300,
+        capture_output=True,
+        timeout=300,
     )
     assert proc.returncode == 2
     assert b"nope.txt" in proc.stderr and b"Traceback" not in proc.stderr

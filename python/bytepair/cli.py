@@ -196,9 +196,10 @@ def cmd_train(args) -> int:
         )
     else:
         lines.append("bytes/token     n/a (no held-out slice: --holdout 0)")
-    lines.append("longest tokens  " + "  ".join(
-        report.token_repr(b) for _, b in report.longest_tokens(tok, args.show)
-    ))
+    lines.append(
+        "longest tokens  "
+        + "  ".join(report.token_repr(b) for _, b in report.longest_tokens(tok, args.show))
+    )
     print("\n".join(lines))
     return 0
 
@@ -267,12 +268,12 @@ def cmd_tokenize(args) -> int:
     tokens = [tok.vocab[i] for i in ids]
     special = set(tok.special_tokens.values())
     summary = (
-        f"{len(ids):,} tokens, {len(data):,} bytes, "
-        f"{len(data) / max(1, len(ids)):.2f} bytes/token"
+        f"{len(ids):,} tokens, {len(data):,} bytes, {len(data) / max(1, len(ids)):.2f} bytes/token"
     )
     if args.html:
-        page = show.html_page(tokens, ids, special, title=f"bytepair: {args.tokenizer}",
-                              summary=summary)
+        page = show.html_page(
+            tokens, ids, special, title=f"bytepair: {args.tokenizer}", summary=summary
+        )
         write_output(args.html, page.encode("utf-8"))
         info(args, f"wrote {args.html}")
     if use_colour(sys.stdout, args.color):
@@ -383,21 +384,31 @@ def _fraction(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
-    common.add_argument("-q", "--quiet", action="store_true",
-                        help="no progress bars or status lines")
+    common.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars or status lines"
+    )
     with_tok = _Parser(add_help=False)
-    with_tok.add_argument("-t", "--tokenizer", required=True,
-                          help="a tokenizer file (tokenizer.json, .tiktoken, GPT-2 directory) "
-                          "or a tiktoken encoding name (gpt2, cl100k_base, o200k_base, ...)")
+    with_tok.add_argument(
+        "-t",
+        "--tokenizer",
+        required=True,
+        help="a tokenizer file (tokenizer.json, .tiktoken, GPT-2 directory) "
+        "or a tiktoken encoding name (gpt2, cl100k_base, o200k_base, ...)",
+    )
     specials = _Parser(add_help=False)
     group = specials.add_mutually_exclusive_group()
-    group.add_argument("--allow-special", action="store_true",
-                       help="encode special-token text as special tokens")
-    group.add_argument("--special-as-text", action="store_true",
-                       help="encode special-token text as ordinary text")
+    group.add_argument(
+        "--allow-special", action="store_true", help="encode special-token text as special tokens"
+    )
+    group.add_argument(
+        "--special-as-text", action="store_true", help="encode special-token text as ordinary text"
+    )
 
-    parser = _Parser(prog="bytepair", description="Byte-level BPE tokenizers: train, encode, "
-                     "decode, look at tokens, compare tokenizers, convert formats.")
+    parser = _Parser(
+        prog="bytepair",
+        description="Byte-level BPE tokenizers: train, encode, "
+        "decode, look at tokens, compare tokenizers, convert formats.",
+    )
     parser.add_argument("--version", action="version", version=f"bytepair {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -406,33 +417,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("-o", "--output", required=True, help="where to save the tokenizer")
     p.add_argument("--vocab-size", type=_positive, required=True)
-    p.add_argument("--special-token", action="append", default=[], metavar="T",
-                   help="a special token (repeat for several)")
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="T",
+        help="a special token (repeat for several)",
+    )
     p.add_argument("--pattern", default="gpt2", help="gpt2, cl100k, o200k or a regex")
     p.add_argument("--min-frequency", type=_positive, default=1)
     p.add_argument("--threads", type=_positive, default=None)
-    p.add_argument("--format", choices=["huggingface", "tiktoken", "gpt2"],
-                   help="output format (default: from the name; .tiktoken, dir/, else json)")
-    p.add_argument("--holdout", type=_fraction, default=0.01,
-                   help="fraction of the corpus held out of training, at most 1 MB, cut from "
-                   "the end of the last file, to measure bytes/token (default 0.01; 0: none)")
+    p.add_argument(
+        "--format",
+        choices=["huggingface", "tiktoken", "gpt2"],
+        help="output format (default: from the name; .tiktoken, dir/, else json)",
+    )
+    p.add_argument(
+        "--holdout",
+        type=_fraction,
+        default=0.01,
+        help="fraction of the corpus held out of training, at most 1 MB, cut from "
+        "the end of the last file, to measure bytes/token (default 0.01; 0: none)",
+    )
     p.add_argument("--show", type=_positive, default=10, help="how many longest tokens to show")
     p.set_defaults(run=cmd_train)
 
-    p = sub.add_parser("encode", parents=[common, with_tok, specials],
-                       help="text to ids: one line of space-separated ids (or .npy)")
+    p = sub.add_parser(
+        "encode",
+        parents=[common, with_tok, specials],
+        help="text to ids: one line of space-separated ids (or .npy)",
+    )
     p.add_argument("input", nargs="?", help="input file (default: stdin)")
     p.add_argument("-o", "--output", help="output file (default: stdout); .npy uses encode_file")
     p.set_defaults(run=cmd_encode)
 
-    p = sub.add_parser("decode", parents=[common, with_tok],
-                       help="ids (whitespace-separated, or a .npy file) to text")
+    p = sub.add_parser(
+        "decode",
+        parents=[common, with_tok],
+        help="ids (whitespace-separated, or a .npy file) to text",
+    )
     p.add_argument("input", nargs="?", help="input file (default: stdin)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.set_defaults(run=cmd_decode)
 
-    p = sub.add_parser("tokenize", parents=[common, with_tok],
-                       help="show token boundaries in colour, with ids")
+    p = sub.add_parser(
+        "tokenize", parents=[common, with_tok], help="show token boundaries in colour, with ids"
+    )
     p.add_argument("text", nargs="?", help="the text (default: --file, or stdin)")
     p.add_argument("-f", "--file", help="read the text from a file")
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML page")
@@ -440,31 +470,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--color", "--colour", choices=["auto", "always", "never"], default="auto")
     p.set_defaults(run=cmd_tokenize)
 
-    p = sub.add_parser("inspect", parents=[common],
-                       help="vocab size, merges, longest tokens, lengths, scripts")
+    p = sub.add_parser(
+        "inspect", parents=[common], help="vocab size, merges, longest tokens, lengths, scripts"
+    )
     p.add_argument("tokenizer_file", nargs="?", metavar="TOKENIZER")
     p.add_argument("-t", "--tokenizer", help="same as TOKENIZER")
     p.add_argument("--show", type=_positive, default=10, help="how many merges/tokens to list")
     p.set_defaults(run=cmd_inspect)
 
-    p = sub.add_parser("compare", parents=[common],
-                       help="bytes/token per tokenizer per corpus, and vocabulary overlap")
+    p = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="bytes/token per tokenizer per corpus, and vocabulary overlap",
+    )
     p.add_argument("tokenizers", nargs="*", metavar="TOKENIZER")
     p.add_argument("-t", "--tokenizer", help="one more tokenizer")
-    p.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
-                   help="text files (.xz, .gz, .bz2 are decompressed)")
-    p.add_argument("--max-bytes", type=int, default=1_000_000,
-                   help="read at most this much of each corpus (default 1 MB; 0: all)")
+    p.add_argument(
+        "--corpus",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="text files (.xz, .gz, .bz2 are decompressed)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=1_000_000,
+        help="read at most this much of each corpus (default 1 MB; 0: all)",
+    )
     p.add_argument("--plot", metavar="OUT.png", help="draw a bar chart (needs matplotlib)")
     p.set_defaults(run=cmd_compare)
 
     p = sub.add_parser("convert", parents=[common], help="convert between tokenizer formats")
     p.add_argument("input", metavar="IN")
     p.add_argument("output", metavar="OUT")
-    p.add_argument("--to", choices=["huggingface", "tiktoken", "gpt2"],
-                   help="output format (default: from OUT's name)")
-    p.add_argument("--special-token", action="append", default=[], metavar="T",
-                   help="special tokens of an input that does not store them (.tiktoken, GPT-2)")
+    p.add_argument(
+        "--to",
+        choices=["huggingface", "tiktoken", "gpt2"],
+        help="output format (default: from OUT's name)",
+    )
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="T",
+        help="special tokens of an input that does not store them (.tiktoken, GPT-2)",
+    )
     p.add_argument("--pattern", help="pattern of an input that does not store it")
     p.set_defaults(run=cmd_convert)
     return parser

@@ -102,6 +102,7 @@ def plot(table: Mapping[str, Mapping[str, float]], path: str | os.PathLike) -> N
 
     matplotlib.use("Agg")  # no display needed: we only write a file
     import matplotlib.pyplot as plt
+
     corpora = list(table)
     names = list(next(iter(table.values()))) if table else []
     width = 0.8 / max(1, len(names))

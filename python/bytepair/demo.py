@@ -26,7 +26,7 @@ from bytepair import holdout, report, show
 
 SPECIAL = "<|endoftext|>"
 #: Shown token by token when the corpus is the standard library.
-SAMPLE = 'def read_config(path):  # Load the settings, or return {} if the file is missing.'
+SAMPLE = "def read_config(path):  # Load the settings, or return {} if the file is missing."
 #: Folders of the standard library that are not its code: installed packages, and test
 #: data that is deliberately odd (invalid encodings, huge literals).
 SKIP_DIRS = {"site-packages", "dist-packages", "test", "tests", "idle_test", "__pycache__"}
@@ -69,17 +69,32 @@ def sample_line(held_out: bytes) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bytepair.demo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="*", metavar="FILE",
-                        help="text files to train on (default: the standard library's .py files)")
+    parser = argparse.ArgumentParser(
+        prog="python -m bytepair.demo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="text files to train on (default: the standard library's .py files)",
+    )
     # 3,000 tokens on 3 MB trains in ~8 s with the pure-Python reference trainer on a
     # busy 2-core machine (4,000 on 5 MB: 13 s); raise them once the Rust trainer lands.
     parser.add_argument("--vocab-size", type=int, default=3_000)
-    parser.add_argument("--max-bytes", type=int, default=3_000_000,
-                        help="how much of the standard library to train on (default 3 MB)")
-    parser.add_argument("--holdout", type=float, default=0.05,
-                        help="fraction held out of training (default 0.05, at most 1 MB)")
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=3_000_000,
+        help="how much of the standard library to train on (default 3 MB)",
+    )
+    parser.add_argument(
+        "--holdout",
+        type=float,
+        default=0.05,
+        help="fraction held out of training (default 0.05, at most 1 MB)",
+    )
     parser.add_argument("--out", default="demo-out", help="output folder (default demo-out)")
     args = parser.parse_args(argv)
 
@@ -102,12 +117,15 @@ def main(argv: list[str] | None = None) -> int:
                     out.write(SPECIAL.encode())
                 out.write(f.read_bytes())
         size = corpus.stat().st_size
-        print(f"training a {args.vocab_size:,}-token byte-level BPE on {len(files):,} files, "
-              f"{size / 1e6:.1f} MB: {where}")
+        print(
+            f"training a {args.vocab_size:,}-token byte-level BPE on {len(files):,} files, "
+            f"{size / 1e6:.1f} MB: {where}"
+        )
         paths, held_out = holdout.carve([corpus], args.holdout, Path(workdir) / "train")
         start = time.perf_counter()
-        tok = bytepair.train(paths, vocab_size=args.vocab_size, special_tokens=[SPECIAL],
-                             progress=tty)
+        tok = bytepair.train(
+            paths, vocab_size=args.vocab_size, special_tokens=[SPECIAL], progress=tty
+        )
         seconds = time.perf_counter() - start
 
     os.makedirs(args.out, exist_ok=True)
@@ -116,13 +134,19 @@ def main(argv: list[str] | None = None) -> int:
 
     ids = tok.encode_bytes(held_out, allowed_special="all")
     print(f"training time      {seconds:.1f} s")
-    print(f"vocab size         {tok.vocab_size:,} ({len(tok.merges):,} merges + 256 bytes "
-          f"+ {SPECIAL})")
+    print(
+        f"vocab size         {tok.vocab_size:,} ({len(tok.merges):,} merges + 256 bytes "
+        f"+ {SPECIAL})"
+    )
     print(f"saved to           {saved}")
-    print(f"bytes/token        {len(held_out) / max(1, len(ids)):.2f} on {len(held_out):,} "
-          "held-out bytes (1.00 before training)")
-    print("longest tokens     " + "  ".join(
-        report.token_repr(b) for _, b in report.longest_tokens(tok, 5)))
+    print(
+        f"bytes/token        {len(held_out) / max(1, len(ids)):.2f} on {len(held_out):,} "
+        "held-out bytes (1.00 before training)"
+    )
+    print(
+        "longest tokens     "
+        + "  ".join(report.token_repr(b) for _, b in report.longest_tokens(tok, 5))
+    )
 
     sample = SAMPLE if not args.files else sample_line(held_out)
     sample_ids = tok.encode(sample)
@@ -135,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     print(" ".join(map(str, sample_ids)))
 
     ok = tok.decode(sample_ids) == sample and tok.decode_bytes(ids) == held_out
-    print(f"\ndecode(encode(text)) == text on the sample and the held-out slice: "
-          f"{'OK' if ok else 'FAILED'}")
+    print(
+        f"\ndecode(encode(text)) == text on the sample and the held-out slice: "
+        f"{'OK' if ok else 'FAILED'}"
+    )
     return 0 if ok else 1
 
 

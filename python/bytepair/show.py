@@ -55,8 +55,9 @@ def _style(n: int, is_special: bool) -> str:
     return f"38;5;16;48;5;{_TERM_BACKGROUNDS[n % len(_TERM_BACKGROUNDS)]}"
 
 
-def coloured(tokens: Sequence[bytes], ids: Sequence[int] | None = None,
-             special: Collection[int] = ()) -> str:
+def coloured(
+    tokens: Sequence[bytes], ids: Sequence[int] | None = None, special: Collection[int] = ()
+) -> str:
     """Tokens on alternating ANSI background colours; special tokens in reverse video.
 
     With ``ids``, a second block lists the ids, each on its token's colour.
@@ -106,9 +107,7 @@ def html_page(
         tip = html.escape(f"id {i}: {token!r}")
         body = html.escape(text).replace("\n", "\u21b5\n")
         spans.append(f'<span class="{" ".join(classes)}" title="{tip}">{body}</span>')
-    colours = "\n".join(
-        f".c{n} {{ background: {c}; }}" for n, c in enumerate(_HTML_BACKGROUNDS)
-    )
+    colours = "\n".join(f".c{n} {{ background: {c}; }}" for n, c in enumerate(_HTML_BACKGROUNDS))
     id_list = " ".join(str(i) for i in ids)
     return f"""<!DOCTYPE html>
 <html lang="en">
