@@ -19,6 +19,7 @@ from bytepair.errors import (
     UnknownIdError,
     VocabSizeError,
 )
+from bytepair.patterns import GPT2
 from conftest import CORPORA, corpus_sample, shared
 from hypothesis import given
 from hypothesis import strategies as st
@@ -419,6 +420,19 @@ def test_rank_mode_merges_lowest_rank_first():
     encoder = reference.Encoder(vocab, None, {}, "gpt2")
     assert encoder.encode("abc") == [258]
     assert encoder.encode("ab") == [257]
+
+
+def test_rank_mode_takes_a_whole_pretoken_that_is_a_token():
+    # b"abc" is a token, but neither b"ab" nor b"bc" is: merging cannot reach it.
+    import tiktoken
+
+    vocab = byte_vocab() | {256: b"abc"}
+    ranks = {token: i for i, token in vocab.items()}
+    tiktoken_abc = tiktoken.Encoding("abc", pat_str=GPT2, mergeable_ranks=ranks, special_tokens={})
+    assert tiktoken_abc.encode("abc abc") == [256, 32, 97, 98, 99]
+    assert reference.Encoder(vocab, None, {}, "gpt2").encode("abc abc") == [256, 32, 97, 98, 99]
+    # GPT-2's rule (merges given) has no such shortcut.
+    assert reference.Encoder(vocab, [], {}, "gpt2").encode("abc") == [97, 98, 99]
 
 
 # -- decoding ------------------------------------------------------------------------------

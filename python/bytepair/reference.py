@@ -597,7 +597,8 @@ class Encoder:
     ``vocab`` maps ids to bytes; ids are arbitrary (GPT-2 does not give byte b the id b).
     With ``merges``, each pre-token is split into bytes and the adjacent pair that was
     merged earliest is merged, again and again. With ``merges=None`` the vocab is a rank
-    table (tiktoken): the adjacent pair whose concatenation has the lowest id is merged.
+    table (tiktoken): a pre-token that is in the vocab is that token, any other has the
+    adjacent pair whose concatenation has the lowest id merged, again and again.
     Both merge one pair at a time, leftmost on ties. ``special_tokens`` maps each special
     token to its id (it need not be in ``vocab``).
     """
@@ -625,6 +626,7 @@ class Encoder:
             self._decoder[i] = token.encode("utf-8")
         self._vocab_size = max(self._decoder) + 1
 
+        self._rank_mode = merges is None
         if merges is None:
             self._priority = self._rank_priority
         else:
@@ -650,6 +652,10 @@ class Encoder:
     def _encode_piece(self, piece: bytes) -> list[int]:
         """The ids of one pre-token; cached, since most pre-tokens repeat."""
         ids = self._cache.get(piece)
+        if ids is None and self._rank_mode and piece in self._ids:
+            # tiktoken's rule: a pre-token that is itself a token is that token, even if
+            # merging would not reach it (Llama 3's rank table has such tokens).
+            ids = [self._ids[piece]]
         if ids is None:
             ids = [self._ids[part] for part in _bpe(piece, self._priority)]
             if len(self._cache) >= self._cache_limit:
