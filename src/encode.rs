@@ -288,10 +288,15 @@ impl Encoder {
             rank_merges: Vec::new(),
             cache: ThreadLocal::new(),
         };
-        // The whole-token short-cut is exact only for tokens that BPE rebuilds from their bytes.
-        // In rank mode those are the bytes and the tokens with a canonical merge.
+        // Merges mode: the whole-token short-cut is exact only for tokens that BPE rebuilds
+        // from their bytes. Rank mode: tiktoken's rule *is* the short-cut first (a pre-token
+        // that is a token is that token), even for tokens no merge reaches; Llama 3's rank
+        // table has such tokens.
         let reachable = match merges {
-            None => enc.build_rank_table(&vocab),
+            None => {
+                enc.build_rank_table(&vocab);
+                vec![true; vocab.len()]
+            }
             Some(_) => {
                 let mut out = Vec::new();
                 vocab
@@ -329,6 +334,8 @@ impl Encoder {
     /// the table 6x smaller for o200k (1.2 M -> 0.2 M pairs, cache-friendly) and yields the
     /// merge list: tokens in rank order, each split by BPE over the table built so far.
     /// Returns, for each vocab entry, whether BPE rebuilds it (single bytes always do).
+    /// An unreachable token never forms inside a longer pre-token either (by the argument
+    /// above), so the table needs no entry for it.
     fn build_rank_table(&mut self, vocab: &[(Rank, Vec<u8>)]) -> Vec<bool> {
         let mut reachable: Vec<bool> = vocab.iter().map(|(_, t)| t.len() == 1).collect();
         let mut order: Vec<(Rank, &[u8], usize)> = vocab
@@ -846,6 +853,17 @@ mod tests {
         let merges = enc.merges_from_ranks();
         let want: Vec<(&[u8], &[u8])> = vec![(b"a", b"b"), (b"b", b"c"), (b"ab", b"c")];
         assert_eq!(merges, want);
+    }
+
+    #[test]
+    fn rank_mode_takes_a_whole_token_even_if_unreachable() {
+        // "abc" ranks below "ab", so no merge builds it: BPE of its bytes stops at [ab, c].
+        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        vocab.extend([(256, b"abc".to_vec()), (257, b"ab".to_vec())]);
+        let enc = Encoder::new(vocab, None, vec![], r"\S+|\s+").unwrap();
+        assert_eq!(enc.encode_ordinary(b"abc"), vec![256]); // tiktoken's short-cut
+        assert_eq!(enc.encode_ordinary(b"abcd"), vec![257, 99, 100]); // no merge builds abc
+        assert_eq!(enc.merges_from_ranks().len(), 1); // only (a, b)
     }
 
     #[test]
