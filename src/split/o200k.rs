@@ -73,7 +73,7 @@ fn prefix_len(text: &[u8], i: usize) -> Option<usize> {
 }
 
 /// `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?`
-/// (`Hello`, ` world`, `don't` up to `don`): the greedy `?` first takes the prefix character;
+/// (`Hello`, ` world`, `don't`, `ʰ` of `ʰA`): the greedy `?` first takes the prefix character;
 /// when the rest fails after it, the regex backtracks to an empty prefix, which matters only
 /// when that character is a mark.
 #[inline(always)]
