@@ -15,6 +15,7 @@ from bytepair.errors import (
     SpecialTokenError,
     TrainingWarning,
     UnknownIdError,
+    VocabError,
     VocabSizeError,
 )
 from bytepair.tokenizer import Tokenizer
@@ -30,6 +31,7 @@ __all__ = [
     "Tokenizer",
     "TrainingWarning",
     "UnknownIdError",
+    "VocabError",
     "VocabSizeError",
     "train",
     "train_bpe",

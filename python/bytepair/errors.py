@@ -63,3 +63,8 @@ class CorpusError(BytepairError, OSError):
 
 class TrainingWarning(UserWarning):
     """Training stopped before vocab_size (no pair left with count >= min_frequency)."""
+
+
+class VocabError(BytepairError, ValueError):
+    """A vocabulary or merge list that is inconsistent (a merge of unknown tokens, repeated
+    bytes, a negative id)."""

@@ -1,0 +1,720 @@
+"""Byte-level BPE in plain Python: the algorithm, readable, and the oracle for the fast paths.
+
+Training turns a corpus into a list of merges, in five steps:
+
+1. Read bytes. Invalid UTF-8 is kept: ``surrogateescape`` turns each bad byte into a lone
+   surrogate (a punctuation-class character for the regex) and back into the same byte.
+2. Cut the text at the special tokens, which are never counted and never merged.
+3. Pre-tokenize each piece with a regex (GPT-2's by default) and count each distinct
+   pre-token: merges never cross a pre-token boundary, so a word that occurs a million
+   times is processed once, with weight one million.
+4. Repeatedly merge the most frequent adjacent pair of symbols everywhere, updating the
+   pair counts incrementally (only the words containing the pair are touched).
+5. Give each new token the next id.
+
+>>> merges = train_from_counts(count_pretokens(b"low lower lowest"), 2)
+>>> merges  # (o, w) and (l, o) both occur 3 times: the tie goes to the greater pair
+[(b'o', b'w'), (b'l', b'ow')]
+>>> vocab = build_vocab(merges, ["<|endoftext|>"])
+>>> vocab[256], vocab[257], vocab[258]
+(b'ow', b'low', b'<|endoftext|>')
+>>> enc = Encoder(vocab, merges, {"<|endoftext|>": 258}, "gpt2")
+>>> enc.encode("lowly<|endoftext|>", allowed_special="all")
+[257, 108, 121, 258]
+>>> enc.decode([257, 108, 121, 258])
+'lowly<|endoftext|>'
+
+Encoding repeats the training merges inside each pre-token, earliest-learned first.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import mmap
+import multiprocessing
+import os
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from functools import lru_cache
+from itertools import pairwise
+
+import regex
+
+from bytepair import patterns
+from bytepair.errors import (
+    CorpusError,
+    DisallowedSpecialError,
+    SpecialTokenError,
+    TrainingWarning,
+    UnknownIdError,
+    VocabError,
+    VocabSizeError,
+)
+
+Pair = tuple[bytes, bytes]
+Progress = bool | Callable[[int, int], None]
+
+# ---------------------------------------------------------------------------------------
+# Pre-tokenization
+# ---------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> regex.Pattern:
+    """Compiles a pattern name or regex once (compiling the gpt2 regex costs ~1 ms)."""
+    return regex.compile(patterns.resolve(pattern))
+
+
+def pretokenize(text: str, pattern: str = "gpt2") -> list[str]:
+    """Cuts text into pre-tokens, the units BPE merges inside.
+
+    >>> pretokenize("Hello, world!  It's 2024")
+    ['Hello', ',', ' world', '!', ' ', ' It', "'s", ' 2024']
+    """
+    return _compiled(pattern).findall(text)
+
+
+@lru_cache(maxsize=64)
+def _special_regex(special_tokens: tuple[str, ...]) -> regex.Pattern:
+    # Longest first: at a given position the regex takes the first alternative that
+    # matches, so `<|a|><|b|>` must be tried before `<|a|>`.
+    alternatives = sorted(special_tokens, key=len, reverse=True)
+    return regex.compile("|".join(regex.escape(token) for token in alternatives))
+
+
+def split_on_special(text: str, special_tokens: Sequence[str]) -> list[tuple[str, bool]]:
+    """Cuts text at special tokens (leftmost match, longest at a position) into
+    ``(piece, is_special)`` pairs; empty plain pieces are dropped.
+
+    >>> split_on_special("a<|x|><|x|>b", ["<|x|>"])
+    [('a', False), ('<|x|>', True), ('<|x|>', True), ('b', False)]
+    """
+    if not special_tokens:
+        return [(text, False)] if text else []
+    pieces = []
+    start = 0
+    for match in _special_regex(tuple(special_tokens)).finditer(text):
+        if match.start() > start:
+            pieces.append((text[start : match.start()], False))
+        pieces.append((match.group(), True))
+        start = match.end()
+    if start < len(text):
+        pieces.append((text[start:], False))
+    return pieces
+
+
+# ---------------------------------------------------------------------------------------
+# Counting pre-tokens
+# ---------------------------------------------------------------------------------------
+
+
+def count_pretokens(
+    data: bytes, pattern: str = "gpt2", special_tokens: Sequence[str] = ()
+) -> Counter[bytes]:
+    """Counts the pre-tokens of a corpus, as bytes. Special tokens are not counted.
+
+    >>> count_pretokens(b"the cat<|endoftext|>the\\xff", special_tokens=["<|endoftext|>"])
+    Counter({b'the': 2, b' cat': 1, b'\\xff': 1})
+    """
+    # surrogateescape maps each invalid byte to a lone surrogate and back, so no byte of
+    # the corpus is ever lost or replaced.
+    text = data.decode("utf-8", errors="surrogateescape")
+    counts: Counter[bytes] = Counter()
+    for piece, is_special in split_on_special(text, special_tokens):
+        if not is_special:
+            counts.update(pretokenize(piece, pattern))
+    # Count the str pre-tokens first and encode each distinct one once: encoding is the
+    # slow part and most pre-tokens repeat.
+    out: Counter[bytes] = Counter()
+    for token, n in counts.items():
+        out[token.encode("utf-8", errors="surrogateescape")] += n
+    return out
+
+
+#: Target size of a chunk that count_file hands to one worker process.
+CHUNK_BYTES = 4 << 20
+
+
+def count_file(
+    path: str | os.PathLike,
+    pattern: str = "gpt2",
+    special_tokens: Sequence[str] = (),
+    num_processes: int | None = None,
+    progress: Progress = False,
+) -> Counter[bytes]:
+    """count_pretokens over a file, in parallel over chunks of about CHUNK_BYTES.
+
+    The result is exactly count_pretokens(whole file): chunks are cut only where the
+    whole-text pipeline has a boundary too (see _is_safe_cut). ``progress=True`` draws a
+    line on stderr when it is a terminal; a callable gets ``(bytes_done, bytes_total)``.
+    """
+    path = _checked_corpus_path(path)
+    _compiled(pattern)  # a bad pattern fails here, not in a worker
+    specials = [token.encode("utf-8") for token in special_tokens]
+    with open(path, "rb") as f, _mapped(f) as data:
+        bounds = _chunk_bounds(data, specials, CHUNK_BYTES)
+    jobs = [(path, start, end, pattern, tuple(special_tokens)) for start, end in bounds]
+    total = bounds[-1][1] if bounds else 0
+    report = _progress_reporter(progress, total)
+
+    counts: Counter[bytes] = Counter()
+    processes = min(num_processes or os.cpu_count() or 1, len(jobs))
+    if processes <= 1:
+        # One process: no pool to start (that costs ~0.2 s per worker).
+        results: Iterable[tuple[int, Counter[bytes]]] = map(_count_chunk, jobs)
+        for size, chunk_counts in results:
+            counts.update(chunk_counts)
+            report(size)
+    else:
+        # "spawn": fork is unsafe once a process has threads, and spawn is the same on
+        # every platform.
+        with multiprocessing.get_context("spawn").Pool(processes) as pool:
+            for size, chunk_counts in pool.imap_unordered(_count_chunk, jobs):
+                counts.update(chunk_counts)
+                report(size)
+    return counts
+
+
+def _count_chunk(job: tuple) -> tuple[int, Counter[bytes]]:
+    """One worker's job: read bytes [start, end) of the file and count them."""
+    path, start, end, pattern, special_tokens = job
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    return len(data), count_pretokens(data, pattern, special_tokens)
+
+
+class _mapped:
+    """mmap of a file that also works for an empty file (mmap refuses length 0)."""
+
+    def __init__(self, f):
+        self.map = (
+            mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            if os.fstat(f.fileno()).st_size
+            else None
+        )
+
+    def __enter__(self) -> bytes | mmap.mmap:
+        return self.map if self.map is not None else b""
+
+    def __exit__(self, *exc) -> None:
+        if self.map is not None:
+            self.map.close()
+
+
+def _chunk_bounds(data, specials: list[bytes], chunk_bytes: int) -> list[tuple[int, int]]:
+    """[start, end) offsets of chunks of about chunk_bytes, each cut at a safe point."""
+    bounds = []
+    start = 0
+    while start < len(data):
+        end = _next_safe_cut(data, start + chunk_bytes, specials)
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
+def _next_safe_cut(data, position: int, specials: list[bytes]) -> int:
+    """The first safe cut at or after position, or len(data)."""
+    # Candidates: where a special token starts, or (no special tokens) after a newline.
+    needles = specials or [b"\n"]
+    while position < len(data):
+        found = [i for i in (data.find(n, position) for n in needles) if i >= 0]
+        if not found:
+            return len(data)
+        cut = min(found) + (0 if specials else 1)
+        if _is_safe_cut(data, cut, specials):
+            return cut
+        position = min(found) + 1
+    return len(data)
+
+
+def _is_safe_cut(data, cut: int, specials: list[bytes]) -> bool:
+    """Whether counting data[:cut] and data[cut:] apart gives the counts of the whole.
+
+    At the start of a special token that no other occurrence straddles, the leftmost-
+    longest scan of the whole text starts a match exactly there, so both halves split the
+    same way. (Special tokens are valid UTF-8, so the cut is a character boundary too.)
+    With no special tokens, we cut after a newline between two non-space characters:
+    every built-in pattern ends a pre-token there (`\\s` never joins a letter, number or
+    punctuation run across a newline). A custom pattern that does join them gets
+    slightly different counts in parallel; count it with num_processes=1 to be exact.
+    """
+    for token in specials:
+        window_start = max(0, cut - len(token) + 1)
+        i = data.find(token, window_start, cut + len(token) - 1)
+        while 0 <= i < cut:
+            if i + len(token) > cut:
+                return False  # an occurrence straddles the cut
+            i = data.find(token, i + 1, cut + len(token) - 1)
+    if specials:
+        return True
+    before = bytes(data[max(0, cut - 5) : cut - 1]).decode("utf-8", "surrogateescape")
+    after = bytes(data[cut : cut + 4]).decode("utf-8", "surrogateescape")
+    return bool(before and after) and not (before[-1].isspace() or after[0].isspace())
+
+
+def _progress_reporter(progress: Progress, total: int) -> Callable[[int], None]:
+    """A function to call with each finished chunk's size (0 at the end)."""
+    if callable(progress):
+        draw = progress
+    elif progress and sys.stderr.isatty():  # a progress line in a log file is just noise
+
+        def draw(done: int, total: int) -> None:
+            end = "\n" if done == total else ""
+            print(
+                f"\rcounting pre-tokens: {done / 1e6:.1f} of {total / 1e6:.1f} MB",
+                end=end,
+                file=sys.stderr,
+                flush=True,
+            )
+    else:
+        return lambda size: None
+
+    done = 0
+
+    def report(size: int) -> None:
+        nonlocal done
+        done += size
+        draw(done, total)
+
+    return report
+
+
+# ---------------------------------------------------------------------------------------
+# Training: the merge loop
+# ---------------------------------------------------------------------------------------
+
+
+class _Greatest:
+    """A heap key that makes heapq (a min-heap) pop the greatest pair first."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self, pair: Pair):
+        self.pair = pair
+
+    def __lt__(self, other: _Greatest) -> bool:
+        return self.pair > other.pair
+
+
+def train_from_counts(
+    counts: Mapping[bytes, int], num_merges: int, min_frequency: int = 1
+) -> list[Pair]:
+    """Learns up to num_merges merges from pre-token counts.
+
+    Each step merges the adjacent pair with the highest count; ties go to the greater
+    ``(left, right)`` as Python compares tuples of bytes.
+
+    >>> train_from_counts({b"abab": 3, b"ba": 1}, 3)
+    [(b'a', b'b'), (b'ab', b'ab'), (b'b', b'a')]
+    """
+    # A word is a list of symbols. A symbol is identified by its bytes: a merge that
+    # rebuilds bytes already in the vocab (a+bc after ab+c) yields that same symbol, so
+    # its counts combine with the existing token's (DESIGN rule 6).
+    words = [[bytes([b]) for b in word] for word in counts]
+    weights = list(counts.values())
+
+    # Step 1: count every adjacent pair, and remember which words contain it.
+    pair_counts: dict[Pair, int] = {}
+    pair_words: dict[Pair, set[int]] = {}
+    for index, word in enumerate(words):
+        _add_pairs(word, weights[index], index, pair_counts, pair_words)
+
+    # Step 2: a lazy max-heap of (count, pair). Entries go stale as counts change; a
+    # popped entry is used only if its count is still the current one. After each merge
+    # we push the new count of every pair that changed, so every live pair has an entry.
+    heap = [(-n, _Greatest(pair)) for pair, n in pair_counts.items()]
+    heapq.heapify(heap)
+
+    merges: list[Pair] = []
+    while len(merges) < num_merges:
+        pair = _pop_best(heap, pair_counts, min_frequency)
+        if pair is None:
+            break
+        merges.append(pair)
+        changed = _merge_everywhere(pair, words, weights, pair_counts, pair_words)
+        for p in changed:
+            if p in pair_counts:  # (a count that fell to 0 needs no entry)
+                heapq.heappush(heap, (-pair_counts[p], _Greatest(p)))
+
+    if len(merges) < num_merges:
+        warnings.warn(
+            f"training stopped after {len(merges)} of {num_merges} merges: no pair of "
+            f"tokens occurs at least min_frequency={min_frequency} times; the vocab is "
+            f"smaller than asked (lower min_frequency or use a larger corpus)",
+            TrainingWarning,
+            stacklevel=2,
+        )
+    return merges
+
+
+def _pop_best(heap: list, pair_counts: dict[Pair, int], min_frequency: int) -> Pair | None:
+    """The current most frequent pair, or None when none has count >= min_frequency."""
+    while heap:
+        negative_count, key = heapq.heappop(heap)
+        if pair_counts.get(key.pair) != -negative_count:
+            continue  # stale: the pair's count changed after this entry was pushed
+        if -negative_count < min_frequency:
+            return None
+        return key.pair
+    return None
+
+
+def _add_pairs(word, weight, index, pair_counts, pair_words) -> None:
+    for pair in pairwise(word):
+        pair_counts[pair] = pair_counts.get(pair, 0) + weight
+        pair_words.setdefault(pair, set()).add(index)
+
+
+def _merge_everywhere(pair: Pair, words, weights, pair_counts, pair_words) -> list[Pair]:
+    """Merges pair in every word that contains it; returns the pairs whose count changed.
+
+    For each touched word we subtract its old pairs and add its new ones: simpler than
+    patching the neighbours of each occurrence (think of "a a a a"), and still only the
+    words that contain the pair are visited. Summing the changes first means a pair that
+    the merge leaves alone (most of them) costs no dict or heap update.
+    """
+    delta: dict[Pair, int] = {}
+    for index in pair_words.pop(pair):
+        old = words[index]
+        new = _merge_word(old, pair)
+        words[index] = new
+        weight = weights[index]
+        for p in pairwise(old):
+            delta[p] = delta.get(p, 0) - weight
+        for p in pairwise(new):
+            delta[p] = delta.get(p, 0) + weight
+        # Keep pair_words exact: this word no longer holds the pairs the merge destroyed.
+        new_pairs = set(pairwise(new))
+        for p in set(pairwise(old)) - new_pairs - {pair}:
+            pair_words[p].discard(index)
+        for p in new_pairs:
+            pair_words.setdefault(p, set()).add(index)
+
+    changed = []
+    for p, d in delta.items():
+        if d:
+            n = pair_counts.get(p, 0) + d
+            if n:
+                pair_counts[p] = n
+            else:
+                del pair_counts[p]
+            changed.append(p)
+    return changed
+
+
+def _merge_word(word: list[bytes], pair: Pair) -> list[bytes]:
+    """Replaces each occurrence of pair, left to right, by its concatenation.
+
+    >>> _merge_word([b"a", b"a", b"a"], (b"a", b"a"))
+    [b'aa', b'a']
+    """
+    merged = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and word[i] == pair[0] and word[i + 1] == pair[1]:
+            merged.append(word[i] + word[i + 1])
+            i += 2
+        else:
+            merged.append(word[i])
+            i += 1
+    return merged
+
+
+def build_vocab(merges: Sequence[Pair], special_tokens: Sequence[str] = ()) -> dict[int, bytes]:
+    """Ids 0..255 are the bytes; each merge with new bytes takes the next id; then the
+    special tokens, in order.
+
+    >>> merges = [(b"b", b"c"), (b"a", b"bc"), (b"a", b"b"), (b"ab", b"c")]
+    >>> vocab = build_vocab(merges, ["<s>"])
+    >>> [vocab[i] for i in range(256, len(vocab))]  # ab+c rebuilds abc: no new id
+    [b'bc', b'abc', b'ab', b'<s>']
+    """
+    vocab = {i: bytes([i]) for i in range(256)}
+    known = set(vocab.values())
+    for left, right in merges:
+        token = left + right
+        if token not in known:  # DESIGN rule 6: rebuilt bytes reuse the existing id
+            vocab[len(vocab)] = token
+            known.add(token)
+    for token in special_tokens:
+        encoded = token.encode("utf-8")
+        if encoded in known:
+            raise SpecialTokenError(
+                f"special token {token!r} has the same bytes as a regular token; bytes in "
+                f"the vocab must be unique, so pick special-token text that cannot occur "
+                f"in a merge (such as <|{token}|>)"
+            )
+        vocab[len(vocab)] = encoded
+        known.add(encoded)
+    return vocab
+
+
+def train_bpe(
+    input_path: str | os.PathLike,
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    pattern: str = "gpt2",
+    min_frequency: int = 1,
+    num_processes: int | None = None,
+    progress: Progress = False,
+) -> tuple[dict[int, bytes], list[Pair]]:
+    """Trains a byte-level BPE on a file: CS336's ``train_bpe``.
+
+    ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
+    """
+    special_tokens = checked_special_tokens(special_tokens)
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise VocabSizeError(f"vocab_size must be an int, got {vocab_size!r}")
+    num_merges = vocab_size - 256 - len(special_tokens)
+    if num_merges < 0:
+        raise VocabSizeError(
+            f"vocab_size={vocab_size} is too small: it must hold the 256 single bytes and "
+            f"the {len(special_tokens)} special tokens, so at least "
+            f"{256 + len(special_tokens)}"
+        )
+    counts = count_file(input_path, pattern, special_tokens, num_processes, progress)
+    merges = train_from_counts(counts, num_merges, min_frequency)
+    return build_vocab(merges, special_tokens), merges
+
+
+def checked_special_tokens(special_tokens: Sequence[str]) -> list[str]:
+    """The special tokens as a list; raises SpecialTokenError for empty or repeated ones."""
+    if isinstance(special_tokens, str):
+        raise SpecialTokenError(
+            f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
+            f"write [{special_tokens!r}]"
+        )
+    tokens = list(special_tokens)
+    for n, token in enumerate(tokens):
+        if not isinstance(token, str) or not token:
+            raise SpecialTokenError(f"special token {token!r} must be a non-empty string")
+        if token in tokens[:n]:
+            raise SpecialTokenError(f"special token {token!r} is given twice; give it once")
+    return tokens
+
+
+def _checked_corpus_path(path: str | os.PathLike) -> str:
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise CorpusError(f"corpus {path!r} is a directory; pass the files inside it")
+    if not os.path.exists(path):
+        raise CorpusError(f"corpus file {path!r} does not exist")
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# From a rank table (tiktoken) back to merges
+# ---------------------------------------------------------------------------------------
+
+
+def merges_from_ranks(ranks: Mapping[bytes, int]) -> list[Pair]:
+    """The merge that creates each multi-byte token of a tiktoken-style rank table.
+
+    Run BPE on the token's bytes allowing only tokens of lower rank: it ends in the two
+    parts the token was made of. A token for which it does not end in exactly two parts
+    cannot be produced by merging, so it has no merge and is skipped (a token that was
+    added to the table by hand, say); encoding in rank mode still reaches it.
+
+    >>> merges_from_ranks({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3})
+    [(b'a', b'b'), (b'ab', b'b')]
+    """
+    merges = []
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(token) < 2:
+            continue
+
+        def priority(left: bytes, right: bytes, rank: int = rank) -> float:
+            r = ranks.get(left + right)
+            return r if r is not None and r < rank else math.inf
+
+        parts = _bpe(token, priority)
+        if len(parts) == 2:
+            merges.append((parts[0], parts[1]))
+    return merges
+
+
+def _bpe(piece: bytes, priority: Callable[[bytes, bytes], float]) -> list[bytes]:
+    """Merges adjacent parts of piece, lowest priority value first (leftmost on ties),
+    until no adjacent pair has a finite priority.
+
+    ``priorities[i]`` belongs to the pair (parts[i], parts[i + 1]); after a merge only
+    its two neighbours change, so each step costs one C-speed min() over a list.
+    """
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    priorities = [priority(a, b) for a, b in pairwise(parts)]
+    while priorities:
+        best = min(priorities)
+        if best == math.inf:
+            break
+        i = priorities.index(best)  # the leftmost of equal priorities
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        del priorities[i]
+        if i > 0:
+            priorities[i - 1] = priority(parts[i - 1], parts[i])
+        if i < len(parts) - 1:
+            priorities[i] = priority(parts[i], parts[i + 1])
+    return parts
+
+
+# ---------------------------------------------------------------------------------------
+# Encoding and decoding
+# ---------------------------------------------------------------------------------------
+
+
+class Encoder:
+    """Encodes text with a vocab and its merges (GPT-2's rule) or with a rank table.
+
+    ``vocab`` maps ids to bytes; ids are arbitrary (GPT-2 does not give byte b the id b).
+    With ``merges``, each pre-token is split into bytes and the adjacent pair that was
+    merged earliest is merged, again and again. With ``merges=None`` the vocab is a rank
+    table (tiktoken): the adjacent pair whose concatenation has the lowest id is merged.
+    Both merge one pair at a time, leftmost on ties. ``special_tokens`` maps each special
+    token to its id (it need not be in ``vocab``).
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[int, bytes],
+        merges: Sequence[Pair] | None,
+        special_tokens: Mapping[str, int],
+        pattern: str,
+    ):
+        self.pattern = pattern
+        self.special_tokens = dict(special_tokens)
+        special_ids = set(self.special_tokens.values())
+        # Special tokens are never reached by merging, even if their bytes are in vocab.
+        self._ids = {b: i for i, b in vocab.items() if i not in special_ids}
+        missing = [b for b in range(256) if bytes([b]) not in self._ids]
+        if missing:
+            raise VocabError(
+                f"vocab lacks {len(missing)} of the 256 single bytes (first: "
+                f"{bytes([missing[0]])!r}); a byte-level BPE vocab needs all of them"
+            )
+        self._decoder = dict(vocab)
+        for token, i in self.special_tokens.items():
+            self._decoder[i] = token.encode("utf-8")
+        self._vocab_size = max(self._decoder) + 1
+
+        if merges is None:
+            self._priority = self._rank_priority
+        else:
+            self._merge_rank: dict[Pair, int] = {}
+            for n, (left, right) in enumerate(merges):
+                if left + right not in self._ids:
+                    raise VocabError(
+                        f"merge {n} ({left!r}, {right!r}) makes {left + right!r}, which is "
+                        f"not in the vocab"
+                    )
+                self._merge_rank.setdefault((left, right), n)  # a repeat keeps the first
+            self._priority = self._merge_priority
+        self._cache: dict[bytes, list[int]] = {}
+        _compiled(pattern)  # a bad pattern fails now, not at the first encode
+
+    def _merge_priority(self, left: bytes, right: bytes) -> float:
+        return self._merge_rank.get((left, right), math.inf)
+
+    def _rank_priority(self, left: bytes, right: bytes) -> float:
+        return self._ids.get(left + right, math.inf)
+
+    def _encode_piece(self, piece: bytes) -> list[int]:
+        """The ids of one pre-token; cached, since most pre-tokens repeat."""
+        ids = self._cache.get(piece)
+        if ids is None:
+            ids = [self._ids[part] for part in _bpe(piece, self._priority)]
+            self._cache[piece] = ids
+        return ids
+
+    def _encode_plain(self, text: str) -> list[int]:
+        ids = []
+        for token in pretokenize(text, self.pattern):
+            # surrogateescape: lone surrogates here came from invalid bytes (encode_bytes)
+            ids.extend(self._encode_piece(token.encode("utf-8", errors="surrogateescape")))
+        return ids
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes text with no special-token handling at all."""
+        return self._encode_plain(_without_lone_surrogates(text))
+
+    def encode(
+        self,
+        text: str,
+        allowed_special: Collection[str] | str = (),
+        disallowed_special: Collection[str] | str = "all",
+    ) -> list[int]:
+        """Encodes text; allowed special tokens become their ids (tiktoken's policy).
+
+        Special-token text that is disallowed (by default: every special token not
+        allowed) raises DisallowedSpecialError; ``disallowed_special=()`` encodes it as
+        plain text.
+        """
+        return self._encode_text(
+            _without_lone_surrogates(text), allowed_special, disallowed_special
+        )
+
+    def encode_bytes(
+        self,
+        data: bytes,
+        allowed_special: Collection[str] | str = (),
+        disallowed_special: Collection[str] | str = (),
+    ) -> list[int]:
+        """Encodes bytes, keeping invalid UTF-8 exactly as training does."""
+        return self._encode_text(
+            data.decode("utf-8", errors="surrogateescape"), allowed_special, disallowed_special
+        )
+
+    def _encode_text(self, text: str, allowed_special, disallowed_special) -> list[int]:
+        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - set(self.special_tokens)
+        if unknown:
+            raise SpecialTokenError(
+                f"allowed_special names {sorted(unknown)!r}, which are not special tokens "
+                f"(these are: {sorted(self.special_tokens)!r})"
+            )
+        if disallowed_special == "all":
+            disallowed = set(self.special_tokens) - allowed
+        else:
+            disallowed = set(disallowed_special)
+        if disallowed:
+            match = _special_regex(tuple(sorted(disallowed))).search(text)
+            if match:
+                raise DisallowedSpecialError(match.group())
+
+        ids = []
+        for piece, is_special in split_on_special(text, sorted(allowed)):
+            if is_special:
+                ids.append(self.special_tokens[piece])
+            else:
+                ids.extend(self._encode_plain(piece))
+        return ids
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """Concatenates the bytes of the tokens."""
+        out = []
+        for i in ids:
+            try:
+                out.append(self._decoder[i])
+            except (KeyError, TypeError):  # TypeError: an unhashable "id"
+                raise UnknownIdError(i, self._vocab_size) from None
+        return b"".join(out)
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Decodes ids to text: bytes first, then UTF-8 (a token may hold part of a
+        character, so decoding token by token would be wrong)."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+
+def _without_lone_surrogates(text: str) -> str:
+    """text with each lone surrogate replaced by U+FFFD, exactly as tiktoken does.
+
+    A str can hold surrogates, which UTF-8 cannot encode. tiktoken round-trips such text
+    through UTF-16, which also joins a correctly ordered surrogate pair into its character.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
