@@ -235,22 +235,22 @@ pub fn train<W: AsRef<[u8]>>(
 
     // Initial pair counts and the pair -> words index (a word appears once per pair even
     // if the pair occurs in it twice: consecutive duplicates are skipped).
-    let mut pair_counts: FxHashMap<Pair, u64> = FxHashMap::default();
-    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    let mut pairs: FxHashMap<Pair, PairInfo> = FxHashMap::default();
     for (wi, m) in meta.iter().enumerate() {
         let c = m.count;
         for p in arena[m.start..m.start + m.len as usize].windows(2) {
             let pair = (p[0], p[1]);
-            *pair_counts.entry(pair).or_insert(0) += c;
-            let list = where_.entry(pair).or_default();
+            let info = pairs.entry(pair).or_default();
+            info.count += c;
+            let list = &mut info.words;
             if list.last() != Some(&(wi as u32)) {
                 list.push(wi as u32);
             }
         }
     }
-    let entries = pair_counts
+    let entries = pairs
         .iter()
-        .map(|(&pair, &count)| Entry::new(count, pair, &syms))
+        .map(|(&pair, info)| Entry::new(info.count, pair, &syms))
         .collect();
     let mut heap = PairHeap::from_vec(entries, &syms);
 
@@ -269,7 +269,7 @@ pub fn train<W: AsRef<[u8]>>(
         let Some(top) = heap.pop(&syms) else {
             return finish(merges, Stop::NoPairs, progress);
         };
-        let current = pair_counts.get(&top.pair).copied().unwrap_or(0);
+        let current = pairs.get(&top.pair).map_or(0, |info| info.count);
         if current != top.count {
             // Stale: re-queue with the true count (a pair whose count rose was pushed
             // again when it rose, so this only ever re-queues lower counts or duplicates).
@@ -289,7 +289,10 @@ pub fn train<W: AsRef<[u8]>>(
         let new = syms.intern(merged);
         let step = merges.len() as u32;
 
-        let words_with_pair = where_.remove(&top.pair).unwrap_or_default();
+        let words_with_pair = pairs
+            .get_mut(&top.pair)
+            .map(|info| std::mem::take(&mut info.words))
+            .unwrap_or_default();
         for &wi in &words_with_pair {
             let m = &mut meta[wi as usize];
             if m.seen == step {
@@ -312,25 +315,21 @@ pub fn train<W: AsRef<[u8]>>(
                         if prev_merged {
                             // "a b a b" -> "new new": (b, a) was removed by the previous
                             // occurrence; the pair between the two merges is (new, new).
-                            inc(&mut pair_counts, &mut increased, (new, new), c);
-                            add_word(&mut where_, (new, new), wi);
+                            inc(&mut pairs, &mut increased, (new, new), c, wi);
                         } else {
                             let left = w[out - 1];
-                            dec(&mut pair_counts, (left, a), c);
-                            inc(&mut pair_counts, &mut increased, (left, new), c);
-                            add_word(&mut where_, (left, new), wi);
+                            dec(&mut pairs, (left, a), c);
+                            inc(&mut pairs, &mut increased, (left, new), c, wi);
                         }
                     }
                     if i + 2 < n {
                         let right = w[i + 2];
-                        dec(&mut pair_counts, (b, right), c);
+                        dec(&mut pairs, (b, right), c);
                         let next_merges = i + 3 < n && right == a && w[i + 3] == b;
                         if !next_merges {
-                            inc(&mut pair_counts, &mut increased, (new, right), c);
-                            add_word(&mut where_, (new, right), wi);
+                            inc(&mut pairs, &mut increased, (new, right), c, wi);
                         }
                     }
-                    dec(&mut pair_counts, (a, b), c);
                     w[out] = new;
                     prev_merged = true;
                     i += 2;
@@ -345,14 +344,15 @@ pub fn train<W: AsRef<[u8]>>(
                 m.len = out as u32;
             }
         }
-        pair_counts.remove(&top.pair);
+        // The merged pair is gone everywhere: drop it (its count was never decremented).
+        pairs.remove(&top.pair);
 
         increased.sort_unstable();
         increased.dedup();
         for &pair in &increased {
-            if let Some(&count) = pair_counts.get(&pair) {
-                if count > 0 {
-                    heap.push(Entry::new(count, pair, &syms), &syms);
+            if let Some(info) = pairs.get(&pair) {
+                if info.count > 0 {
+                    heap.push(Entry::new(info.count, pair, &syms), &syms);
                 }
             }
         }
@@ -374,29 +374,36 @@ fn finish(
     Ok((merges, stop))
 }
 
+/// A pair's total count and the words that (may) contain it. One map for both: each
+/// new pair costs one lookup, not two. A count that falls to 0 keeps its entry.
+#[derive(Default)]
+struct PairInfo {
+    count: u64,
+    words: Vec<u32>,
+}
+
 #[inline]
-fn dec(pair_counts: &mut FxHashMap<Pair, u64>, pair: Pair, c: u64) {
-    debug_assert!(pair_counts.get(&pair).is_some_and(|&v| v >= c), "{pair:?}");
-    if let Some(v) = pair_counts.get_mut(&pair) {
-        *v -= c;
-        if *v == 0 {
-            pair_counts.remove(&pair);
-        }
+fn dec(pairs: &mut FxHashMap<Pair, PairInfo>, pair: Pair, c: u64) {
+    if let Some(info) = pairs.get_mut(&pair) {
+        debug_assert!(info.count >= c, "{pair:?}");
+        info.count -= c;
     }
 }
 
 #[inline]
-fn inc(pair_counts: &mut FxHashMap<Pair, u64>, increased: &mut Vec<Pair>, pair: Pair, c: u64) {
-    *pair_counts.entry(pair).or_insert(0) += c;
+fn inc(
+    pairs: &mut FxHashMap<Pair, PairInfo>,
+    increased: &mut Vec<Pair>,
+    pair: Pair,
+    c: u64,
+    wi: u32,
+) {
+    let info = pairs.entry(pair).or_default();
+    info.count += c;
+    if info.words.last() != Some(&wi) {
+        info.words.push(wi);
+    }
     increased.push(pair);
-}
-
-#[inline]
-fn add_word(where_: &mut FxHashMap<Pair, Vec<u32>>, pair: Pair, wi: u32) {
-    let list = where_.entry(pair).or_default();
-    if list.last() != Some(&wi) {
-        list.push(wi);
-    }
 }
 
 #[cfg(test)]
