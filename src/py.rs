@@ -113,7 +113,7 @@ mod training {
             self.lock()
                 .sorted()
                 .into_iter()
-                .map(|(w, c)| (PyBytes::new(py, w), c))
+                .map(|(w, c)| (PyBytes::new(py, &w), c))
                 .collect()
         }
 
@@ -249,8 +249,11 @@ mod training {
         min_frequency: u64,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
-        let words: Vec<(Box<[u8]>, u64)> =
-            counts.lock().iter().map(|(w, c)| (w.into(), c)).collect();
+        let words: Vec<(Box<[u8]>, u64)> = counts
+            .lock()
+            .iter()
+            .map(|(w, c)| (w.as_ref().into(), c))
+            .collect();
         let pending = Mutex::new(None);
         let result = py.detach(|| {
             let mut report = reporter(&progress, &pending);
