@@ -24,10 +24,12 @@ the rest of the process, so a second call does not pay the ~9 s start again).
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -79,6 +81,42 @@ def connect(address: str | None = None, num_cpus: int | None = None):
                 log_to_driver=False,
             )
     return ray
+
+
+# -- training ------------------------------------------------------------------------------
+
+
+def train(
+    corpus: Iterable[str | os.PathLike] | str | os.PathLike,
+    vocab_size: int = 32_000,
+    special_tokens: Sequence[str] = (),
+    pattern: str = "gpt2",
+    min_frequency: int = 1,
+    threads: int | None = None,
+    progress: bool = True,
+    *,
+    checkpoint_dir: str | os.PathLike | None = None,
+    **options: Any,
+):
+    """``bytepair.train(..., engine="ray")``: counts on the cluster (``count``, which takes
+    the ``options``), then runs the merge loop here. ``threads`` is the CPU count of a
+    local cluster this starts (default: all); it is ignored when joining a cluster."""
+    # The module, not the function bytepair.train that shadows it as a package attribute.
+    local = importlib.import_module("bytepair.train")
+    special_tokens = list(special_tokens)
+    num_merges = local._num_merges(vocab_size, special_tokens)  # fails before any counting
+    counts = count(
+        corpus,
+        pattern,
+        special_tokens,
+        checkpoint_dir=checkpoint_dir,
+        num_cpus=threads,
+        progress=progress,
+        **options,
+    )
+    return local._tokenizer_from_counts(
+        counts, num_merges, special_tokens, pattern, min_frequency, progress
+    )
 
 
 # -- counting ------------------------------------------------------------------------------
@@ -178,7 +216,9 @@ def count(
         raise ValueError(f"fan_in must be at least 2, got {fan_in}")
     pattern = patterns.resolve(pattern)
     special_tokens = list(special_tokens)
-    shards = plan_shards(inputs, special_tokens, shard_bytes)
+    shards = plan_shards(
+        inputs, special_tokens, shard_bytes, newline_cuts=patterns.name_of(pattern) is not None
+    )
     ckpt = None
     if checkpoint_dir is not None:
         os.makedirs(checkpoint_dir, exist_ok=True)
@@ -212,6 +252,10 @@ def count(
                 if ref in counting:
                     report = _get(ray, ref)
                     ready.append(counting.pop(ref))
+                    if report.rejected_checkpoint:
+                        warnings.warn(
+                            f"counted a shard again: {report.rejected_checkpoint}", stacklevel=2
+                        )
                     bar.update(report)
                     if on_shard is not None:
                         on_shard(report)
@@ -253,8 +297,6 @@ class _Progress:
         self.done += 1
         self.loaded += not report.counted
         self.bytes_done += report.shard.nbytes
-        if report.rejected_checkpoint:
-            print(f"bytepair: recounting: {report.rejected_checkpoint}", file=sys.stderr)
         if self.enabled:
             mb, secs = self.bytes_done / 1e6, time.perf_counter() - self.t0
             print(

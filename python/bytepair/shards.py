@@ -1,12 +1,17 @@
 """Cutting a corpus into shards: files, globs and directories become byte ranges of files.
 
 A shard is the unit of work of a distributed run: one task counts one shard, and one
-checkpoint file holds its counts. Large files are cut into byte ranges, but only just
-before a special token, where the cut provably changes nothing: training splits the text
-on special tokens before it pre-tokenizes, so the two sides of such a cut are counted
-exactly as they would be in one piece. Without special tokens, a file is one shard: a cut
-anywhere else could join or split a pre-token (``"  \\n"`` at the end of a piece is one
-pre-token under the gpt2 pattern, but two in ``"  \\nA"``).
+checkpoint file holds its counts. Large files are cut into byte ranges, only where the cut
+provably changes no count (the same rule as ``reference.count_file``'s chunks):
+
+- just before a special token that no other special-token occurrence straddles: training
+  splits the text on special tokens before it pre-tokenizes, so both sides of the cut are
+  counted exactly as in one piece;
+- with no special tokens and a built-in pattern, just after a newline between two
+  non-space characters: every built-in pattern ends a pre-token there. Anywhere else a cut
+  could change a pre-token (``"  \\n"`` at the end of a piece is one pre-token under gpt2,
+  but two in ``"  \\nA"``), so a file with a custom pattern and no special tokens is one
+  shard.
 
 >>> import os, tempfile
 >>> d = tempfile.mkdtemp()
@@ -91,16 +96,18 @@ def plan_shards(
     inputs: Iterable[str | os.PathLike] | str | os.PathLike,
     special_tokens: Sequence[str] = (),
     shard_bytes: int = DEFAULT_SHARD_BYTES,
+    newline_cuts: bool = True,
 ) -> list[Shard]:
-    """The shards of a corpus: each file cut into ranges of about ``shard_bytes``, just
-    before a special token (see the module docstring); a file without one is one shard."""
+    """The shards of a corpus: each file cut into ranges of about ``shard_bytes`` at safe
+    cuts (see the module docstring). ``newline_cuts=False`` (for a custom pattern) cuts
+    only at special tokens."""
     if shard_bytes < 1:
         raise ValueError(f"shard_bytes must be positive, got {shard_bytes}")
     tokens = sorted({t.encode("utf-8") for t in special_tokens if t})
     shards = []
     for path in expand_inputs(inputs):
         st = os.stat(path)
-        cuts = _cuts(path, st.st_size, tokens, shard_bytes) if tokens else []
+        cuts = _cuts(path, st.st_size, tokens, shard_bytes) if tokens or newline_cuts else []
         bounds = [0, *cuts, st.st_size]
         shards.extend(
             Shard(path, a, b, st.st_size, st.st_mtime_ns) for a, b in itertools.pairwise(bounds)
@@ -109,8 +116,8 @@ def plan_shards(
 
 
 def _cuts(path: str, size: int, tokens: list[bytes], shard_bytes: int) -> list[int]:
-    """Offsets in (0, size) to cut the file at, each the start of a special token that no
-    other special-token occurrence straddles, about ``shard_bytes`` apart."""
+    """Offsets in (0, size) to cut the file at, about ``shard_bytes`` apart: starts of
+    unstraddled special tokens, or (no special tokens) ends of lines between non-spaces."""
     if size <= shard_bytes:
         return []
     cuts: list[int] = []
@@ -127,6 +134,8 @@ def _cuts(path: str, size: int, tokens: list[bytes], shard_bytes: int) -> list[i
 
 
 def _next_safe_cut(data: mmap.mmap, pos: int, tokens: list[bytes]) -> int | None:
+    if not tokens:
+        return _next_line_cut(data, pos)
     longest = max(map(len, tokens))
     while True:
         found = [i for i in (data.find(t, pos) for t in tokens) if i >= 0]
@@ -150,3 +159,16 @@ def _straddled(data: mmap.mmap, cut: int, tokens: list[bytes], longest: int) -> 
                 return True
             i = window.find(t, i + 1)
     return False
+
+
+def _next_line_cut(data: mmap.mmap, pos: int) -> int | None:
+    while True:
+        i = data.find(b"\n", pos)
+        if i < 0:
+            return None
+        # Decode a few bytes each side: enough for one whole character before and after.
+        before = data[max(0, i - 4) : i].decode("utf-8", "surrogateescape")
+        after = data[i + 1 : i + 5].decode("utf-8", "surrogateescape")
+        if before and after and not before[-1].isspace() and not after[0].isspace():
+            return i + 1
+        pos = i + 1
