@@ -57,6 +57,13 @@ def write_shards(data: bytes, files: int, directory: str) -> list[str]:
     return paths
 
 
+def count_local(files: list[str], pattern: str):
+    """The default engine's counting: the core on all cores."""
+    counts = _core.WordCounts()
+    _core.PretokenCounter(pattern, [EOT]).count_files(counts, files)
+    return counts
+
+
 def timed(fn):
     t0 = time.perf_counter()
     out = fn()
@@ -74,15 +81,13 @@ def compare(args) -> None:
     num_merges = args.vocab_size - 256 - 1
     with tempfile.TemporaryDirectory(dir=args.tmp) as d:
         files = write_shards(data, args.files, d)
-        print(f"corpus: {len(data) / 1e6:.1f} MB of en-prose in {len(files)} files, gpt2, "
-              f"vocab {args.vocab_size}, median of {args.repeat}")
+        print(
+            f"corpus: {len(data) / 1e6:.1f} MB of en-prose in {len(files)} files, gpt2, "
+            f"vocab {args.vocab_size}, median of {args.repeat}"
+        )
 
-        local_counts, t_local_count = median_of(
-            args.repeat, lambda: _core.count_files(files, pattern, [EOT], None, False)
-        )
-        _, t_merge = median_of(
-            args.repeat, lambda: _core.train_merges(local_counts, num_merges, 1, False)
-        )
+        local_counts, t_local_count = median_of(args.repeat, lambda: count_local(files, pattern))
+        _, t_merge = median_of(args.repeat, lambda: _core.train_merges(local_counts, num_merges))
         tok_local, t_local = median_of(
             args.repeat,
             lambda: bytepair.train(files, args.vocab_size, [EOT], progress=False),
@@ -124,32 +129,42 @@ def compare(args) -> None:
     ]
     for name, t in rows:
         print(f"  {name:<40} {t:8.2f} s  {mb / t:8.1f} MB/s")
-    print(f"  count table: {len(local_counts):,} distinct words, {table / 1e6:.1f} MB serialized "
-          f"({table / len(local_counts):.1f} B/word), {table / len(data):.2%} of the corpus")
-    print(f"  ratio ray/local: count {t_ray_count / t_local_count:.2f}x, "
-          f"train {t_ray / t_local:.2f}x (cluster start excluded), "
-          f"resume/count {t_resume / t_ckpt:.2f}x")
+    print(
+        f"  count table: {len(local_counts):,} distinct words, {table / 1e6:.1f} MB serialized "
+        f"({table / len(local_counts):.1f} B/word), {table / len(data):.2%} of the corpus"
+    )
+    print(
+        f"  ratio ray/local: count {t_ray_count / t_local_count:.2f}x, "
+        f"train {t_ray / t_local:.2f}x (cluster start excluded), "
+        f"resume/count {t_resume / t_ckpt:.2f}x"
+    )
     print(f"  identical merges: {same}")
 
 
 def growth(args) -> None:
     data = read_prefix(args.corpus, max(args.sizes) * 1_000_000)
     pattern = patterns.resolve("gpt2")
-    print(f"distinct pre-tokens vs corpus size (en-prose, gpt2, {EOT} separators); "
-          f"merge loop for {args.vocab_size - 257} merges")
+    print(
+        f"distinct pre-tokens vs corpus size (en-prose, gpt2, {EOT} separators); "
+        f"merge loop for {args.vocab_size - 257} merges"
+    )
     with tempfile.TemporaryDirectory(dir=args.tmp) as d:
         for mb in args.sizes:
-            cut = data.rfind(b"\n", 0, mb * 1_000_000) + 1 if mb * 1_000_000 < len(data) else len(data)
+            cut = (
+                data.rfind(b"\n", 0, mb * 1_000_000) + 1
+                if mb * 1_000_000 < len(data)
+                else len(data)
+            )
             path = os.path.join(d, "prefix.txt")
             with open(path, "wb") as f:
                 f.write(data[:cut])
-            counts, t_count = timed(lambda: _core.count_files([path], pattern, [EOT], None, False))
-            _, t_merge = timed(
-                lambda: _core.train_merges(counts, args.vocab_size - 257, 1, False)
-            )
+            counts, t_count = timed(lambda p=path: count_local([p], pattern))
+            _, t_merge = timed(lambda c=counts: _core.train_merges(c, args.vocab_size - 257))
             table = len(counts.to_bytes())
-            print(f"  {cut / 1e6:6.0f} MB: {len(counts):>9,} distinct words, table "
-                  f"{table / 1e6:6.1f} MB, count {t_count:6.2f} s, merge loop {t_merge:6.2f} s")
+            print(
+                f"  {cut / 1e6:6.0f} MB: {len(counts):>9,} distinct words, table "
+                f"{table / 1e6:6.1f} MB, count {t_count:6.2f} s, merge loop {t_merge:6.2f} s"
+            )
 
 
 def main() -> None:

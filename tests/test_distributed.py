@@ -124,7 +124,7 @@ def test_checkpoint_round_trip_layout_and_no_temp_files(tmp_path):
     header = json.loads(raw[16 : 16 + hlen])
     assert header["key"] == KEY and header["words"] == 7 and header["payload_bytes"] == 8
     assert raw[16 + hlen :] == b"\x00counts\xff"
-    assert checkpoint.read(path, KEY) == b"\x00counts\xff"
+    assert checkpoint.read(path, KEY) == (b"\x00counts\xff", header)
 
 
 def test_checkpoint_name_depends_on_every_key_field():
@@ -207,7 +207,8 @@ def test_ray_counts_equal_local_counts_byte_for_byte(ray_cluster, corpus_dir):
     files = expand_inputs([corpus_dir])
     shards = plan_shards(files, [EOT], 20_000)
     assert len(shards) > len(files) + 5  # byte ranges, not only whole files
-    local = _core.count_files(files, reference_pattern(), [EOT], 1, False)
+    local = _core.WordCounts()
+    _core.PretokenCounter(reference_pattern(), [EOT]).count_files(local, files)
     for fan_in in (2, 5):
         ray_counts = distributed.count(
             [corpus_dir], "gpt2", [EOT], shard_bytes=20_000, fan_in=fan_in, progress=False

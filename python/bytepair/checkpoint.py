@@ -25,8 +25,9 @@ directory, then ``os.replace``: a run killed mid-write leaves no half file.
 >>> d = tempfile.mkdtemp()
 >>> key = {"path": "/data/a.txt", "start": 0, "end": 10}
 >>> path = write(d, key, b"payload", words=3)
->>> read(path, key)
-b'payload'
+>>> payload, header = read(path, key)
+>>> payload, header["words"]
+(b'payload', 3)
 """
 
 from __future__ import annotations
@@ -83,8 +84,9 @@ def write(directory: str | os.PathLike, key: dict[str, Any], payload: bytes, wor
     return path
 
 
-def read(path: str | os.PathLike, key: dict[str, Any]) -> bytes:
-    """The payload of a checkpoint, checked against ``key`` and its checksum. A file that is
+def read(path: str | os.PathLike, key: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
+    """The payload and header of a checkpoint, checked against ``key`` and the payload's
+    checksum. A file that is
     not a version-1 checkpoint of ``key``, or whose payload is damaged, is a FormatError
     naming the file and what is wrong."""
     with open(path, "rb") as f:
@@ -111,4 +113,4 @@ def read(path: str | os.PathLike, key: dict[str, Any]) -> bytes:
             f"{path}: checkpoint payload is truncated or damaged ({len(payload)} bytes, "
             f"header says {header.get('payload_bytes')}); delete the file to count again"
         )
-    return payload
+    return payload, header

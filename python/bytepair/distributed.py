@@ -140,7 +140,6 @@ def count_shard(
     shard: Shard, pattern: str, special_tokens: Sequence[str], checkpoint_dir: str | None
 ) -> tuple[bytes, ShardReport]:
     """Counts one shard (or loads its checkpoint); returns the serialized table."""
-    from bytepair import _core
 
     t0 = time.perf_counter()
     rejected = None
@@ -149,10 +148,10 @@ def count_shard(
         path = checkpoint.path_for(checkpoint_dir, key)
         if os.path.exists(path):
             try:
-                payload = checkpoint.read(path, key)
-                words = len(_core.WordCounts.from_bytes(payload))
-                return payload, ShardReport(shard, False, words, time.perf_counter() - t0)
-            except (FormatError, ValueError) as e:
+                payload, header = checkpoint.read(path, key)
+                report = ShardReport(shard, False, header["words"], time.perf_counter() - t0)
+                return payload, report
+            except FormatError as e:
                 rejected = str(e)
     counts = _count(shard, pattern, special_tokens)
     payload = counts.to_bytes()
@@ -163,15 +162,18 @@ def count_shard(
 
 
 def _count(shard: Shard, pattern: str, special_tokens: Sequence[str]):
-    """The core's counting on one shard, single-threaded (Ray gives the task one CPU)."""
+    """The core's counting on one shard, on one thread (Ray gives the task one CPU)."""
     from bytepair import _core
 
+    counter = _core.PretokenCounter(pattern, list(special_tokens), threads=1)
+    counts = _core.WordCounts()
     if shard.start == 0 and shard.end == shard.size:
-        return _core.count_files([shard.path], pattern, list(special_tokens), 1, False)
-    with open(shard.path, "rb") as f:
-        f.seek(shard.start)
-        data = f.read(shard.nbytes)
-    return _core.count_bytes(data, pattern, list(special_tokens), 1)
+        counter.count_files(counts, [shard.path])  # memory-mapped, never read whole
+    else:
+        with open(shard.path, "rb") as f:
+            f.seek(shard.start)
+            counter.count_texts(counts, [f.read(shard.nbytes)])
+    return counts
 
 
 def merge_payloads(refs: list) -> tuple[bytes, int]:
@@ -183,7 +185,10 @@ def merge_payloads(refs: list) -> tuple[bytes, int]:
     total = None
     for ref in refs:
         part = _core.WordCounts.from_bytes(ray.get(ref))
-        total = part if total is None else total.merge(part)
+        if total is None:
+            total = part
+        else:
+            total.merge(part)
         del part
     return total.to_bytes(), len(total)
 
