@@ -124,8 +124,8 @@ class Tokenizer:
                     f"allowed_special names {sorted(unknown)!r}, which are not special tokens of "
                     f"this tokenizer (it has {sorted(specials)!r})"
                 )
-        disallowed = (
-            specials - allowed if disallowed_special == "all" else frozenset(disallowed_special)
+        disallowed = specials - allowed if disallowed_special == "all" else frozenset(
+            disallowed_special
         )
         return allowed, disallowed
 
@@ -326,10 +326,8 @@ def _checked_special_tokens(
             f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
             f"write [{special_tokens!r}]"
         )
-    given = (
-        special_tokens.items()
-        if isinstance(special_tokens, Mapping)
-        else ((t, None) for t in special_tokens)
+    given = special_tokens.items() if isinstance(special_tokens, Mapping) else (
+        (t, None) for t in special_tokens
     )
     out: dict[str, int] = {}
     next_id = max(vocab) + 1
