@@ -51,10 +51,13 @@ def corpus_sample(name: str, nbytes: int = 200_000) -> bytes:
 def tiktoken_cache(tmp_path_factory) -> Path:
     """Makes tiktoken.get_encoding work offline for gpt2, r50k_base, cl100k_base, o200k_base."""
     cache_dir = tmp_path_factory.mktemp("tiktoken-cache")
+    # TIKTOKEN_CACHE_DIR="" turns tiktoken's own cache off in the script: otherwise a
+    # filled default cache (/tmp/data-gym-cache) is read instead and cache_dir stays empty.
     subprocess.run(
         [sys.executable, str(shared("fixtures", "tiktoken_offline.py")), str(cache_dir)],
         check=True,
         capture_output=True,
+        env={**os.environ, "TIKTOKEN_CACHE_DIR": ""},
     )
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
     return cache_dir
