@@ -367,11 +367,10 @@ impl Counter {
         sources: &[&[u8]],
         pieces: &[Piece],
         tasks: &[Range<usize>],
-        maps: &[Mutex<Map>],
-        done: &AtomicU64,
-        cancel: &AtomicBool,
+        state: &State,
         after: &(dyn Fn(&Piece) + Sync),
     ) {
+        let State { maps, done, cancel } = state;
         self.install(|| {
             tasks.par_iter().with_max_len(1).for_each(|task| {
                 if cancel.load(Ordering::Relaxed) {
@@ -388,14 +387,19 @@ impl Counter {
         });
     }
 
-    fn new_maps(&self) -> Vec<Mutex<Map>> {
-        (0..self.threads().max(1))
-            .map(|_| Mutex::new(Map::default()))
-            .collect()
+    fn new_state(&self) -> State {
+        State {
+            maps: (0..self.threads().max(1))
+                .map(|_| Mutex::new(Map::default()))
+                .collect(),
+            done: AtomicU64::new(0),
+            cancel: AtomicBool::new(false),
+        }
     }
 
-    fn finish(&self, maps: Vec<Mutex<Map>>, into: &mut WordCounts) {
-        let maps: Vec<Map> = maps
+    fn finish(&self, state: State, into: &mut WordCounts) {
+        let maps: Vec<Map> = state
+            .maps
             .into_iter()
             .map(|m| m.into_inner().expect("a counting thread panicked"))
             .collect();
@@ -415,12 +419,11 @@ impl Counter {
     ) -> Result<(), Error> {
         let total: u64 = texts.iter().map(|t| t.len() as u64).sum();
         let (pieces, tasks) = self.plan(texts, 0);
-        let maps = self.new_maps();
-        let (done, cancel) = (AtomicU64::new(0), AtomicBool::new(false));
-        with_progress(total, &done, &cancel, progress, || {
-            self.run_tasks(texts, &pieces, &tasks, &maps, &done, &cancel, &|_| {})
+        let state = self.new_state();
+        with_progress(total, &state, progress, || {
+            self.run_tasks(texts, &pieces, &tasks, &state, &|_| {})
         })?;
-        self.finish(maps, into);
+        self.finish(state, into);
         Ok(())
     }
 
@@ -439,11 +442,10 @@ impl Counter {
             sizes.push(len);
             total += len;
         }
-        let maps = self.new_maps();
-        let (done, cancel) = (AtomicU64::new(0), AtomicBool::new(false));
+        let state = self.new_state();
         let mut first = 0;
         let mut batch_error = None;
-        with_progress(total, &done, &cancel, progress, || {
+        with_progress(total, &state, progress, || {
             while first < paths.len() {
                 let mut last = first;
                 let mut bytes = 0;
@@ -472,16 +474,8 @@ impl Counter {
                         drop_pages(m, p.start, p.end);
                     }
                 };
-                self.run_tasks(
-                    &sources,
-                    &pieces,
-                    &tasks,
-                    &maps,
-                    &done,
-                    &cancel,
-                    &drop_pages,
-                );
-                if cancel.load(Ordering::Relaxed) {
+                self.run_tasks(&sources, &pieces, &tasks, &state, &drop_pages);
+                if state.cancel.load(Ordering::Relaxed) {
                     return;
                 }
                 first = last;
@@ -490,9 +484,16 @@ impl Counter {
         if let Some(e) = batch_error {
             return Err(e);
         }
-        self.finish(maps, into);
+        self.finish(state, into);
         Ok(())
     }
+}
+
+/// What the counting threads share: one map per thread, bytes done, and the stop flag.
+struct State {
+    maps: Vec<Mutex<Map>>,
+    done: AtomicU64,
+    cancel: AtomicBool,
 }
 
 fn io_error(path: &Path, e: std::io::Error) -> Error {
@@ -536,11 +537,11 @@ fn drop_pages(map: &memmap2::Mmap, start: usize, end: usize) {
 /// 100 ms (so a Python caller can check for Ctrl-C between reports).
 fn with_progress(
     total: u64,
-    done: &AtomicU64,
-    cancel: &AtomicBool,
+    state: &State,
     progress: &mut dyn FnMut(u64, u64) -> bool,
     work: impl FnOnce() + Send,
 ) -> Result<(), Error> {
+    let (done, cancel) = (&state.done, &state.cancel);
     let (tx, rx) = mpsc::channel::<()>();
     std::thread::scope(|s| {
         s.spawn(move || {
