@@ -128,7 +128,8 @@ def compare(args) -> None:
         ("ray: count resumed from checkpoints", t_resume),
     ]
     for name, t in rows:
-        print(f"  {name:<40} {t:8.2f} s  {mb / t:8.1f} MB/s")
+        rate = "" if "start" in name else f"  {mb / t:8.1f} MB/s"
+        print(f"  {name:<40} {t:8.2f} s{rate}")
     print(
         f"  count table: {len(local_counts):,} distinct words, {table / 1e6:.1f} MB serialized "
         f"({table / len(local_counts):.1f} B/word), {table / len(data):.2%} of the corpus"
