@@ -320,6 +320,11 @@ mod encoder {
             Error::Io { .. } => errors
                 .getattr("CorpusError")
                 .and_then(|c| c.call1((e.to_string(),))),
+            // Merge fix (train + encode): the encoder never reads counts, but the match must
+            // cover the variant the training core added.
+            Error::InvalidCounts { .. } => errors
+                .getattr("FormatError")
+                .and_then(|c| c.call1((e.to_string(),))),
             Error::Interrupted => return PyKeyboardInterrupt::new_err("interrupted"),
         };
         match made {
