@@ -311,3 +311,18 @@ def test_encode_files_writes_one_npy_per_input_and_a_manifest(ray_cluster, corpu
         assert ids.tolist() == expected
         assert e["tokens"] == len(expected) and e["dtype"] == "uint16"
     assert distributed.encode_files(tok, [corpus_dir], tmp_path / "o2", engine="local") == entries
+
+
+def test_encode_files_keeps_a_rank_table_tokenizer_in_rank_mode(ray_cluster, tmp_path):
+    import numpy as np
+
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"ab", 258: b"abc"}
+    tok = bytepair.Tokenizer(vocab, None, special_tokens=["<s>"])
+    rebuilt = distributed._rebuild(distributed._portable(tok))  # the core's encoder: no pickle
+    assert rebuilt._rank_mode and rebuilt.vocab == tok.vocab
+    assert rebuilt.special_tokens == tok.special_tokens == {"<s>": 259}
+    path = write(tmp_path / "in" / "t.txt", b"abc abcd<s>zabc")
+    entries = distributed.encode_files(tok, [path], tmp_path / "out", engine="ray")
+    ids = np.load(tmp_path / "out" / entries[0]["out"]).tolist()
+    assert ids == tok.encode_bytes(b"abc abcd<s>zabc", allowed_special="all")
+    assert 259 in ids

@@ -363,23 +363,26 @@ def _encode_one(tok, path: str, out_dir: str, rel: str) -> dict[str, Any]:
         tok = _rebuild(tok)
     out = os.path.join(out_dir, rel)
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    tok.encode_file(path, out)
+    tok.encode_file(path, out, threads=1, progress=False)  # Ray gives the task one CPU
     ids = np.load(out, mmap_mode="r")
     return {"file": path, "out": rel, "tokens": int(ids.shape[0]), "dtype": str(ids.dtype)}
 
 
 def _portable(tok):
-    """The tokenizer itself if it pickles, else the arguments that rebuild it."""
+    """The tokenizer itself if it pickles, else the arguments that rebuild it (the core's
+    encoder does not pickle). A rank-table tokenizer (``merges=None``, as loaded from a
+    ``.tiktoken`` file) is rebuilt as one, so workers encode exactly as the driver would."""
     import pickle
 
     try:
         pickle.dumps(tok)
         return tok
-    except Exception:
+    except TypeError:
         specials = tok.special_tokens
         ids = set(specials.values())
         vocab = {i: b for i, b in tok.vocab.items() if i not in ids}
-        return (vocab, tok.merges, specials, tok.pattern)
+        merges = None if getattr(tok, "_rank_mode", False) else tok.merges
+        return (vocab, merges, specials, tok.pattern)
 
 
 def _rebuild(state: tuple):
