@@ -564,7 +564,10 @@ fn with_progress(
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::Interrupted);
     }
-    progress(total, total);
+    // A last report, so a caller always sees 100% (and a callback error is not lost).
+    if !progress(total, total) {
+        return Err(Error::Interrupted);
+    }
     Ok(())
 }
 

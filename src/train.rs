@@ -210,7 +210,7 @@ pub fn train<W: AsRef<[u8]>>(
             }
         }
         let Some(top) = heap.pop(&syms) else {
-            return Ok((merges, Stop::NoPairs));
+            return finish(merges, Stop::NoPairs, progress);
         };
         let current = pair_counts.get(&top.pair).copied().unwrap_or(0);
         if current != top.count {
@@ -228,7 +228,7 @@ pub fn train<W: AsRef<[u8]>>(
             continue;
         }
         if current < min_frequency {
-            return Ok((merges, Stop::NoPairs));
+            return finish(merges, Stop::NoPairs, progress);
         }
 
         let (a, b) = top.pair;
@@ -307,7 +307,20 @@ pub fn train<W: AsRef<[u8]>>(
         }
         increased.clear();
     }
-    Ok((merges, Stop::Done))
+    finish(merges, Stop::Done, progress)
+}
+
+/// The last progress report (so a caller sees the final count and a callback error is
+/// not lost), then the result.
+fn finish(
+    merges: Vec<Merge>,
+    stop: Stop,
+    progress: &mut dyn FnMut(usize) -> bool,
+) -> Result<(Vec<Merge>, Stop), Error> {
+    if !progress(merges.len()) {
+        return Err(Error::Interrupted);
+    }
+    Ok((merges, stop))
 }
 
 #[inline]

@@ -104,7 +104,7 @@ def train(
     # The module, not the function bytepair.train that shadows it as a package attribute.
     local = importlib.import_module("bytepair.train")
     special_tokens = list(special_tokens)
-    num_merges = local._num_merges(vocab_size, special_tokens)  # fails before any counting
+    local._check_options(vocab_size, special_tokens, min_frequency, threads)  # before counting
     counts = count(
         corpus,
         pattern,
@@ -115,7 +115,7 @@ def train(
         **options,
     )
     return local._tokenizer_from_counts(
-        counts, num_merges, special_tokens, pattern, min_frequency, progress
+        counts, vocab_size, special_tokens, pattern, min_frequency, progress
     )
 
 
@@ -162,10 +162,10 @@ def count_shard(
 
 
 def _count(shard: Shard, pattern: str, special_tokens: Sequence[str]):
-    """The core's counting on one shard, on one thread (Ray gives the task one CPU)."""
+    """The local engine's counting on one shard, on one thread (Ray gives the task one CPU)."""
     from bytepair import _core
 
-    counter = _core.PretokenCounter(pattern, list(special_tokens), threads=1)
+    counter = importlib.import_module("bytepair.train")._counter(pattern, list(special_tokens), 1)
     counts = _core.WordCounts()
     if shard.start == 0 and shard.end == shard.size:
         counter.count_files(counts, [shard.path])  # memory-mapped, never read whole
