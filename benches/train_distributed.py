@@ -15,6 +15,7 @@ The corpus is /work/data/en-prose.txt (or --corpus), else the shared en-prose.tx
 from __future__ import annotations
 
 import argparse
+import importlib
 import lzma
 import os
 import statistics
@@ -58,9 +59,11 @@ def write_shards(data: bytes, files: int, directory: str) -> list[str]:
 
 
 def count_local(files: list[str], pattern: str):
-    """The default engine's counting: the core on all cores."""
+    """The default engine's counting: the core on all cores, as train() sets it up."""
     counts = _core.WordCounts()
-    _core.PretokenCounter(pattern, [EOT]).count_files(counts, files)
+    importlib.import_module("bytepair.train")._counter(pattern, [EOT], None).count_files(
+        counts, files
+    )
     return counts
 
 
