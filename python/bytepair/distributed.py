@@ -221,6 +221,8 @@ def count(
         raise ValueError(f"fan_in must be at least 2, got {fan_in}")
     pattern = patterns.resolve(pattern)
     special_tokens = list(special_tokens)
+    # Build one counter here: a pattern the core rejects fails now, not in every task.
+    importlib.import_module("bytepair.train")._counter(pattern, special_tokens, 1)
     shards = plan_shards(
         inputs, special_tokens, shard_bytes, newline_cuts=patterns.name_of(pattern) is not None
     )
