@@ -36,6 +36,7 @@ from typing import Any
 
 from bytepair import checkpoint, patterns
 from bytepair.errors import FormatError
+from bytepair.progress import Bar, wanted
 from bytepair.shards import DEFAULT_SHARD_BYTES, Shard, plan_shards
 
 #: Partials merged by one reduce task. 4 keeps the tree shallow (log4 of 16k shards is 7
@@ -232,7 +233,7 @@ def count(
         ckpt = os.path.abspath(os.fspath(checkpoint_dir))
     ray = connect(address, num_cpus)
     count_task = ray.remote(num_cpus=1, num_returns=2, max_retries=0)(count_shard)
-    reduce_task = ray.remote(num_cpus=1, num_returns=2, max_retries=0)(_reduce)
+    reduce_task = ray.remote(num_cpus=1, num_returns=2, max_retries=0)(merge_payloads)
     if max_in_flight is None:
         max_in_flight = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
 
@@ -240,7 +241,9 @@ def count(
     counting: dict[Any, Any] = {}  # report ref -> table ref
     reducing: dict[Any, Any] = {}  # words ref -> table ref
     ready: list[Any] = []  # finished table refs not yet reduced
-    bar = _Progress(len(shards), sum(s.nbytes for s in shards), progress)
+    show = wanted(progress)
+    bar = Bar("counting on ray", total=sum(s.nbytes for s in shards), enabled=show)
+    bytes_done = loaded = 0
     try:
         while todo or counting or reducing or len(ready) > 1:
             while todo and len(counting) < max_in_flight:
@@ -263,25 +266,27 @@ def count(
                         warnings.warn(
                             f"counted a shard again: {report.rejected_checkpoint}", stacklevel=2
                         )
-                    bar.update(report)
+                    bytes_done += report.shard.nbytes
+                    loaded += not report.counted
+                    bar.update(bytes_done)
                     if on_shard is not None:
                         on_shard(report)
                 else:
                     _get(ray, ref)
                     ready.append(reducing.pop(ref))
     except BaseException:
+        # Ctrl-C or a failed shard: stop our own tasks now (force: a task deep in the Rust
+        # counter would not see a polite cancel until it finished its shard).
         for ref in [*counting.values(), *reducing.values()]:
             ray.cancel(ref, force=True)
         raise
     finally:
         bar.close()
+    if show and loaded:
+        print(f"{loaded} of {len(shards)} shards loaded from checkpoints", file=sys.stderr)
     if not ready:
         return _core.WordCounts()
     return _core.WordCounts.from_bytes(_get(ray, ready[0]))
-
-
-def _reduce(refs: list) -> tuple[bytes, int]:
-    return merge_payloads(refs)
 
 
 def _get(ray, ref):
@@ -290,32 +295,6 @@ def _get(ray, ref):
         return ray.get(ref)
     except ray.exceptions.RayTaskError as e:
         raise e.as_instanceof_cause() from None
-
-
-class _Progress:
-    """One line on stderr: shards done, bytes, how many came from checkpoints."""
-
-    def __init__(self, shards: int, nbytes: int, enabled: bool):
-        self.shards, self.nbytes, self.enabled = shards, nbytes, enabled
-        self.done = self.loaded = self.bytes_done = 0
-        self.t0 = time.perf_counter()
-
-    def update(self, report: ShardReport) -> None:
-        self.done += 1
-        self.loaded += not report.counted
-        self.bytes_done += report.shard.nbytes
-        if self.enabled:
-            mb, secs = self.bytes_done / 1e6, time.perf_counter() - self.t0
-            print(
-                f"\rcounting on ray: {self.done}/{self.shards} shards, {mb:,.0f}/"
-                f"{self.nbytes / 1e6:,.0f} MB, {self.loaded} from checkpoints, {secs:.1f} s",
-                end="",
-                file=sys.stderr,
-            )
-
-    def close(self) -> None:
-        if self.enabled and self.done:
-            print(file=sys.stderr)
 
 
 # -- encoding many files -------------------------------------------------------------------
