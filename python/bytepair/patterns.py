@@ -59,7 +59,9 @@ def resolve(pattern: str) -> str:
     matches itself literally: ``"gtp2"`` is a typo far more often than a pattern.
     """
     if not isinstance(pattern, str):
-        raise PatternError(f"pattern must be a str (a name or a regex), got {type(pattern).__name__}")
+        raise PatternError(
+            f"pattern must be a str (a name or a regex), got {type(pattern).__name__}"
+        )
     if pattern in PATTERNS:
         return PATTERNS[pattern]
     if _LOOKS_LIKE_A_NAME.fullmatch(pattern):

@@ -338,11 +338,20 @@ class Tokenizer:
     # -- files ------------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Tokenizer:
-        """Loads a tokenizer, detecting the format (tokenizer.json, .tiktoken, GPT-2 files)."""
+    def load(
+        cls,
+        path: str | os.PathLike,
+        *,
+        special_tokens: Sequence[str] | Mapping[str, int] | None = None,
+        pattern: str | None = None,
+    ) -> Tokenizer:
+        """Loads a tokenizer, detecting the format (tokenizer.json, .tiktoken, GPT-2 files).
+
+        ``special_tokens`` and ``pattern`` are for formats that do not store them (.tiktoken).
+        """
         from bytepair import formats
 
-        return formats.load(path)
+        return formats.load(path, special_tokens=special_tokens, pattern=pattern)
 
     def save(self, path: str | os.PathLike, format: str = "huggingface") -> None:
         """Saves the tokenizer atomically: ``huggingface`` (default), ``tiktoken`` or ``gpt2``

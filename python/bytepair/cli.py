@@ -1,0 +1,568 @@
+"""The ``bytepair`` command line (also ``python -m bytepair``).
+
+    bytepair train corpus.txt -o tok.json --vocab-size 8000 --special-token '<|endoftext|>'
+    bytepair encode -t tok.json < text.txt > ids.txt     # ids: one line, space-separated
+    bytepair decode -t tok.json < ids.txt                # the text back, byte for byte
+    bytepair encode -t tok.json corpus.txt -o corpus.npy # uint16/uint32 array (encode_file)
+    bytepair tokenize -t o200k_base "strawberry"         # token boundaries in colour
+    bytepair inspect tok.json
+    bytepair compare gpt2 o200k_base tok.json --corpus en.txt zh.txt --plot out.png
+    bytepair convert tok.json tok.tiktoken
+
+``-t`` takes a tokenizer file in any supported format or a tiktoken encoding name
+(``gpt2``, ``r50k_base``, ``p50k_base``, ``cl100k_base``, ``o200k_base``; needs tiktoken).
+Errors a user can fix print one line to stderr and exit with status 2, never a traceback.
+Colours and progress bars appear only on a terminal, and never with ``--quiet`` or NO_COLOR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from bytepair import __version__, compare, holdout, report, show
+from bytepair.errors import BytepairError, DisallowedSpecialError
+from bytepair.tokenizer import Tokenizer
+
+#: Names that ``-t`` resolves through ``tiktoken.get_encoding`` when no such file exists.
+TIKTOKEN_NAMES = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A mistake on the command line; main() prints it as one line and exits with 2."""
+
+
+# -- loading and saving -------------------------------------------------------------------
+
+
+def load_tokenizer(spec: str) -> Tokenizer:
+    """A tokenizer from a file (any supported format) or a tiktoken encoding name."""
+    if os.path.exists(spec):
+        from bytepair import formats
+
+        return formats.load(spec)
+    if spec in TIKTOKEN_NAMES:
+        try:
+            import tiktoken
+        except ImportError:
+            raise UsageError(
+                f"-t {spec}: loading tiktoken encodings needs tiktoken: pip install tiktoken"
+            ) from None
+        try:
+            encoding = tiktoken.get_encoding(spec)
+        except Exception as e:  # tiktoken raises bare ValueError/requests errors offline
+            raise UsageError(f"-t {spec}: tiktoken could not load it ({e})") from None
+        return Tokenizer.from_tiktoken(encoding)
+    raise UsageError(
+        f"tokenizer {spec!r} is neither a file nor a tiktoken encoding name "
+        f"({', '.join(TIKTOKEN_NAMES)})"
+    )
+
+
+def format_for(path: str, given: str | None) -> str:
+    """The output format: as given, else from the name (``.tiktoken`` -> tiktoken, a
+    directory or a name ending in / -> gpt2, anything else -> huggingface)."""
+    if given:
+        return given
+    if path.endswith(".tiktoken"):
+        return "tiktoken"
+    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+        return "gpt2"
+    return "huggingface"
+
+
+# -- terminal behaviour -------------------------------------------------------------------
+
+
+def use_colour(stream, choice: str = "auto") -> bool:
+    """Colour when asked to, or (auto) on a terminal without NO_COLOR (https://no-color.org)."""
+    if choice != "auto":
+        return choice == "always"
+    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def show_progress(args) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def info(args, message: str) -> None:
+    """A status line on stderr, only on a terminal and without --quiet (like progress)."""
+    if show_progress(args):
+        print(message, file=sys.stderr)
+
+
+def read_input(path: str | None) -> bytes:
+    """The bytes of a file, or of stdin when the path is None or ``-``."""
+    if path in (None, "-"):
+        return sys.stdin.buffer.read()
+    return Path(path).read_bytes()
+
+
+def write_output(path: str | None, data: bytes) -> None:
+    """Writes to stdout, or atomically to a file (temp file + rename)."""
+    if path in (None, "-"):
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def check_output(path: str | None) -> None:
+    """Fails before the slow work, not after it, when an output's folder does not exist."""
+    if path in (None, "-"):
+        return
+    parent = Path(path.rstrip("/" + os.sep) or ".").resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {path}: the folder {parent} does not exist")
+
+
+def special_policy(args) -> dict:
+    """encode()'s keyword arguments for --allow-special / --special-as-text."""
+    if args.allow_special:
+        return {"allowed_special": "all"}
+    if args.special_as_text:
+        return {"disallowed_special": ()}
+    return {}
+
+
+def peak_memory_mb() -> float | None:
+    """Peak resident memory of this process and its finished children, in MB (Unix)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KB on Linux
+    peak = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    )
+    return peak * scale / 1e6
+
+
+# -- subcommands ----------------------------------------------------------------------------
+
+
+def cmd_train(args) -> int:
+    import bytepair
+
+    for p in args.files:
+        if not os.path.isfile(p):
+            raise UsageError(f"training file {p!r} does not exist or is not a file")
+    fmt = format_for(args.output, args.format)
+    check_output(args.output)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bytepair-holdout-") as workdir:
+        paths, held_out = holdout.carve(args.files, args.holdout, workdir)
+        tok = bytepair.train(
+            paths,
+            vocab_size=args.vocab_size,
+            special_tokens=args.special_token,
+            pattern=args.pattern,
+            min_frequency=args.min_frequency,
+            threads=args.threads,
+            progress=show_progress(args),
+        )
+    wall = time.perf_counter() - start
+    tok.save(args.output, format=fmt)
+    memory = peak_memory_mb()
+    lines = [
+        f"saved           {args.output} ({fmt})",
+        f"wall time       {wall:.2f} s",
+        f"peak memory     {memory:,.0f} MB" if memory is not None else "peak memory     n/a",
+        f"vocab size      {tok.vocab_size:,} ({len(tok.merges):,} merges, "
+        f"{_plural(len(tok.special_tokens), 'special token')})",
+    ]
+    if held_out:
+        lines.append(
+            f"bytes/token     {report.bytes_per_token(tok, held_out):.3f} on the last "
+            f"{len(held_out):,} bytes of {args.files[-1]}, held out of training"
+        )
+    else:
+        lines.append("bytes/token     n/a (no held-out slice: --holdout 0)")
+    lines.append(
+        "longest tokens  "
+        + "  ".join(report.token_repr(b) for _, b in report.longest_tokens(tok, args.show))
+    )
+    print("\n".join(lines))
+    return 0
+
+
+def cmd_encode(args) -> int:
+    check_output(args.output)
+    tok = load_tokenizer(args.tokenizer)
+    if args.output and args.output.endswith(".npy"):
+        if args.input in (None, "-"):
+            raise UsageError("encode -o FILE.npy needs an input file, not stdin")
+        tok.encode_file(args.input, args.output)
+        info(args, f"wrote {args.output}")
+        return 0
+    data = read_input(args.input)
+    try:
+        ids = tok.encode_bytes(data, **special_policy(args))
+    except DisallowedSpecialError as e:
+        raise UsageError(
+            f"the input contains the special token {e.token!r}: pass --allow-special to "
+            f"encode it as a special token, or --special-as-text to encode it as text"
+        ) from None
+    write_output(args.output, (" ".join(map(str, ids)) + "\n").encode("ascii"))
+    return 0
+
+
+def parse_ids(data: bytes, source: str) -> list[int]:
+    ids = []
+    for n, word in enumerate(data.split()):
+        try:
+            ids.append(int(word))
+        except ValueError:
+            raise UsageError(
+                f"{source}: item {n + 1} is {word.decode('utf-8', 'replace')!r}, not a token id "
+                "(decode expects whitespace-separated integers, as encode writes them)"
+            ) from None
+    return ids
+
+
+def cmd_decode(args) -> int:
+    check_output(args.output)
+    tok = load_tokenizer(args.tokenizer)
+    if args.input and args.input.endswith(".npy"):
+        try:
+            import numpy
+        except ImportError:
+            raise UsageError("decoding a .npy file needs numpy: pip install numpy") from None
+        ids = numpy.load(args.input).tolist()
+    else:
+        ids = parse_ids(read_input(args.input), args.input or "stdin")
+    write_output(args.output, tok.decode_bytes(ids))
+    return 0
+
+
+def cmd_tokenize(args) -> int:
+    if args.file is not None and args.text is not None:
+        raise UsageError("tokenize takes TEXT or --file, not both")
+    check_output(args.html)
+    tok = load_tokenizer(args.tokenizer)
+    if args.file is not None:
+        data = read_input(args.file)
+    elif args.text is not None:
+        data = os.fsencode(args.text)  # undoes argv's surrogateescape: invalid bytes survive
+    else:
+        data = read_input(None)
+    ids = tok.encode_bytes(data, allowed_special="all")
+    tokens = [tok.vocab[i] for i in ids]
+    special = set(tok.special_tokens.values())
+    summary = (
+        f"{len(ids):,} tokens, {len(data):,} bytes, {len(data) / max(1, len(ids)):.2f} bytes/token"
+    )
+    if args.html:
+        page = show.html_page(
+            tokens, ids, special, title=f"bytepair: {args.tokenizer}", summary=summary
+        )
+        write_output(args.html, page.encode("utf-8"))
+        info(args, f"wrote {args.html}")
+    if use_colour(sys.stdout, args.color):
+        body = show.coloured(tokens, ids if args.ids else None, special)
+        print(body)
+    else:
+        print(show.plain(tokens))
+        if args.ids:
+            print(" ".join(map(str, ids)))
+    if not args.quiet:
+        print(summary)
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    spec = args.tokenizer_file or args.tokenizer
+    if spec is None:
+        raise UsageError("inspect needs a tokenizer: bytepair inspect TOKENIZER")
+    print(report.inspect_report(load_tokenizer(spec), args.show))
+    return 0
+
+
+def cmd_compare(args) -> int:
+    names = args.tokenizers + ([args.tokenizer] if args.tokenizer else [])
+    if not names:
+        raise UsageError("compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F")
+    if args.plot:
+        compare.check_plotting()  # before the slow part, not after it
+        check_output(args.plot)
+    tokenizers: dict[str, Tokenizer] = {}
+    for spec in names:
+        info(args, f"loading {spec}")
+        tokenizers[_short_name(spec, tokenizers)] = load_tokenizer(spec)
+    limit = None if args.max_bytes <= 0 else args.max_bytes
+    corpora = {}
+    for path in args.corpus:
+        if not os.path.isfile(path):
+            raise UsageError(f"corpus {path!r} does not exist or is not a file")
+        corpora[_short_name(path, corpora)] = compare.read_corpus(path, limit)
+    info(args, "encoding " + ", ".join(f"{k} ({len(v):,} bytes)" for k, v in corpora.items()))
+    table = compare.measure(tokenizers, corpora)
+    print("bytes per token (higher = fewer tokens for the same text):")
+    print(compare.bytes_per_token_table(table))
+    print()
+    print("vocabulary overlap (shared regular tokens, % of the row's vocabulary):")
+    print(compare.overlap_table(tokenizers))
+    if args.plot:
+        compare.plot(table, args.plot)
+        info(args, f"wrote {args.plot}")
+    return 0
+
+
+def _short_name(spec: str, taken) -> str:
+    """A file's name for a table column, or the whole path when that name is taken."""
+    name = Path(spec).name if os.path.exists(spec) else spec
+    return spec if name in taken else name
+
+
+def cmd_convert(args) -> int:
+    from bytepair import formats
+
+    if not os.path.exists(args.input):
+        raise UsageError(f"tokenizer file {args.input!r} does not exist")
+    fmt = format_for(args.output, args.to)
+    check_output(args.output)
+    # Only for inputs that do not store them (.tiktoken, GPT-2 files): formats.load says so.
+    extra = {}
+    if args.special_token:
+        extra["special_tokens"] = args.special_token
+    if args.pattern:
+        extra["pattern"] = args.pattern
+    formats.convert(args.input, args.output, to=fmt, **extra)
+    info(args, f"wrote {args.output} ({fmt})")
+    return 0
+
+
+# -- the parser -------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (its default prints the whole usage first)."""
+
+    def error(self, message: str):
+        command = self.prog.partition(" ")[2]  # "bytepair train" -> "train"
+        where = f"{command}: " if command else ""
+        raise UsageError(f"{where}{message} (see {self.prog} --help)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be > 0")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be in [0, 1)")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars or status lines"
+    )
+    with_tok = _Parser(add_help=False)
+    with_tok.add_argument(
+        "-t",
+        "--tokenizer",
+        required=True,
+        help="a tokenizer file (tokenizer.json, .tiktoken, GPT-2 directory) "
+        "or a tiktoken encoding name (gpt2, cl100k_base, o200k_base, ...)",
+    )
+    specials = _Parser(add_help=False)
+    group = specials.add_mutually_exclusive_group()
+    group.add_argument(
+        "--allow-special", action="store_true", help="encode special-token text as special tokens"
+    )
+    group.add_argument(
+        "--special-as-text", action="store_true", help="encode special-token text as ordinary text"
+    )
+
+    parser = _Parser(
+        prog="bytepair",
+        description="Byte-level BPE tokenizers: train, encode, "
+        "decode, look at tokens, compare tokenizers, convert formats.",
+    )
+    parser.add_argument("--version", action="version", version=f"bytepair {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("train", parents=[common], help="train a tokenizer on text files")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("-o", "--output", required=True, help="where to save the tokenizer")
+    p.add_argument("--vocab-size", type=_positive, required=True)
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="T",
+        help="a special token (repeat for several)",
+    )
+    p.add_argument("--pattern", default="gpt2", help="gpt2, cl100k, o200k or a regex")
+    p.add_argument("--min-frequency", type=_positive, default=1)
+    p.add_argument("--threads", type=_positive, default=None)
+    p.add_argument(
+        "--format",
+        choices=["huggingface", "tiktoken", "gpt2"],
+        help="output format (default: from the name; .tiktoken, dir/, else json)",
+    )
+    p.add_argument(
+        "--holdout",
+        type=_fraction,
+        default=0.01,
+        help="fraction of the corpus held out of training, at most 1 MB, cut from "
+        "the end of the last file, to measure bytes/token (default 0.01; 0: none)",
+    )
+    p.add_argument("--show", type=_positive, default=10, help="how many longest tokens to show")
+    p.set_defaults(run=cmd_train)
+
+    p = sub.add_parser(
+        "encode",
+        parents=[common, with_tok, specials],
+        help="text to ids: one line of space-separated ids (or .npy)",
+    )
+    p.add_argument("input", nargs="?", help="input file (default: stdin)")
+    p.add_argument("-o", "--output", help="output file (default: stdout); .npy uses encode_file")
+    p.set_defaults(run=cmd_encode)
+
+    p = sub.add_parser(
+        "decode",
+        parents=[common, with_tok],
+        help="ids (whitespace-separated, or a .npy file) to text",
+    )
+    p.add_argument("input", nargs="?", help="input file (default: stdin)")
+    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.set_defaults(run=cmd_decode)
+
+    p = sub.add_parser(
+        "tokenize", parents=[common, with_tok], help="show token boundaries in colour, with ids"
+    )
+    p.add_argument("text", nargs="?", help="the text (default: --file, or stdin)")
+    p.add_argument("-f", "--file", help="read the text from a file")
+    p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML page")
+    p.add_argument("--no-ids", dest="ids", action="store_false", help="hide the ids")
+    p.add_argument("--color", "--colour", choices=["auto", "always", "never"], default="auto")
+    p.set_defaults(run=cmd_tokenize)
+
+    p = sub.add_parser(
+        "inspect", parents=[common], help="vocab size, merges, longest tokens, lengths, scripts"
+    )
+    p.add_argument("tokenizer_file", nargs="?", metavar="TOKENIZER")
+    p.add_argument("-t", "--tokenizer", help="same as TOKENIZER")
+    p.add_argument("--show", type=_positive, default=10, help="how many merges/tokens to list")
+    p.set_defaults(run=cmd_inspect)
+
+    p = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="bytes/token per tokenizer per corpus, and vocabulary overlap",
+    )
+    p.add_argument("tokenizers", nargs="*", metavar="TOKENIZER")
+    p.add_argument("-t", "--tokenizer", help="one more tokenizer")
+    p.add_argument(
+        "--corpus",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="text files (.xz, .gz, .bz2 are decompressed)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=1_000_000,
+        help="read at most this much of each corpus (default 1 MB; 0: all)",
+    )
+    p.add_argument("--plot", metavar="OUT.png", help="draw a bar chart (needs matplotlib)")
+    p.set_defaults(run=cmd_compare)
+
+    p = sub.add_parser("convert", parents=[common], help="convert between tokenizer formats")
+    p.add_argument("input", metavar="IN")
+    p.add_argument("output", metavar="OUT")
+    p.add_argument(
+        "--to",
+        choices=["huggingface", "tiktoken", "gpt2"],
+        help="output format (default: from OUT's name)",
+    )
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="T",
+        help="special tokens of an input that does not store them (.tiktoken, GPT-2)",
+    )
+    p.add_argument("--pattern", help="pattern of an input that does not store it")
+    p.set_defaults(run=cmd_convert)
+    return parser
+
+
+def _warning_line(message, category, filename, lineno, line=None) -> str:
+    return f"bytepair: warning: {message}\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the CLI; returns the exit status (0 ok, 2 a mistake the user can fix).
+
+    BYTEPAIR_DEBUG=1 lets errors through with their traceback, for bug reports.
+    """
+    warnings.formatwarning = _warning_line
+    if os.environ.get("BYTEPAIR_DEBUG"):
+        args = build_parser().parse_args(argv)
+        return args.run(args)
+    try:
+        args = build_parser().parse_args(argv)
+        return args.run(args)
+    except UsageError as e:
+        return _fail(str(e))
+    except (BytepairError, OSError, ValueError, KeyError) as e:
+        # Our typed errors name the bad value; OSError names the file.
+        if isinstance(e, BrokenPipeError):  # `bytepair encode ... | head`: not an error
+            # Point stdout at /dev/null so that flushing it at exit cannot fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        if isinstance(e, OSError) and e.filename is not None and e.strerror:
+            return _fail(f"{e.filename}: {e.strerror}")
+        if isinstance(e, BytepairError):
+            return _fail(str(e))
+        return _fail(f"{type(e).__name__}: {e}")
+    except KeyboardInterrupt:
+        return _fail("interrupted", status=130)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _fail(message: str, status: int = EXIT_USAGE) -> int:
+    # One line, always: a multi-line message is folded so scripts can grep it.
+    print("bytepair: error: " + " ".join(message.split()), file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Reading and writing tokenizer files: HuggingFace, tiktoken and GPT-2 formats.
+
+``load`` detects the format from the path and the file's first bytes; ``save`` writes one
+atomically; ``convert`` does both. docs/formats.md states what each writer guarantees.
+
+>>> FORMATS
+('huggingface', 'tiktoken', 'gpt2')
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+
+from bytepair.errors import CorpusError, FormatError
+
+#: The names ``save`` and ``convert`` accept.
+FORMATS = ("huggingface", "tiktoken", "gpt2")
+
+_RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+=*\x20\d+\r?\n?")
+
+
+def detect(path: str | os.PathLike) -> str:
+    """The format of a tokenizer file or directory, from its name and first bytes.
+
+    A directory with vocab.json + merges.txt (or that vocab.json itself) is ``gpt2``; a
+    JSON object is ``huggingface``; lines of ``base64 rank`` (a ``.tiktoken`` file, or
+    Llama 3's ``tokenizer.model``) are ``tiktoken``.
+    """
+    name = os.fspath(path)
+    if os.path.isdir(path):
+        if all(os.path.isfile(os.path.join(path, f)) for f in ("vocab.json", "merges.txt")):
+            return "gpt2"
+        raise FormatError(
+            f"{name}: a directory, but not a GPT-2 tokenizer; expected vocab.json and "
+            "merges.txt inside it"
+        )
+    if not os.path.exists(path):
+        raise CorpusError(f"{name}: no such file or directory")
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    stripped = head.lstrip()
+    beside = os.path.join(os.path.dirname(os.path.abspath(path)), "merges.txt")
+    if os.path.basename(name) == "vocab.json" and os.path.isfile(beside):
+        return "gpt2"  # the vocab.json of a GPT-2 pair: load reads its directory
+    if stripped.startswith(b"{"):
+        return "huggingface"  # its reader names what is missing or wrong
+    first_line = head.split(b"\n", 1)[0] + b"\n"
+    if _RANK_LINE.fullmatch(first_line):
+        return "tiktoken"
+    if name.endswith(".model"):
+        raise FormatError(
+            f"{name}: not a tiktoken-format .model file (its first line is not "
+            "'base64-token rank'); SentencePiece models are not supported"
+        )
+    raise FormatError(
+        f"{name}: unknown tokenizer format; expected a tokenizer.json, a .tiktoken file, or a "
+        "directory with vocab.json + merges.txt"
+    )
+
+
+def load(
+    path: str | os.PathLike,
+    *,
+    special_tokens: Sequence[str] | Mapping[str, int] | None = None,
+    pattern: str | None = None,
+):
+    """Loads a tokenizer, detecting its format.
+
+    ``special_tokens`` and ``pattern`` are for the formats that do not store them
+    (``.tiktoken``, GPT-2 files); a tokenizer.json carries its own and refuses them.
+    """
+    fmt = detect(path)
+    if fmt == "huggingface":
+        if special_tokens is not None or pattern is not None:
+            raise FormatError(
+                f"{os.fspath(path)}: a tokenizer.json stores its own special tokens and "
+                "pattern; do not pass special_tokens= or pattern="
+            )
+        from bytepair.formats import huggingface
+
+        return huggingface.read(path)
+    if fmt == "tiktoken":
+        from bytepair.formats import tiktoken
+
+        return tiktoken.read(path, special_tokens=special_tokens, pattern=pattern)
+    from bytepair.formats import gpt2
+
+    directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    return gpt2.load(directory, special_tokens=special_tokens, pattern=pattern or "gpt2")
+
+
+def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
+    """Saves ``tok`` atomically in ``format`` (one of ``FORMATS``); gpt2 writes a directory."""
+    if format == "huggingface":
+        from bytepair.formats import huggingface
+
+        huggingface.write(tok, path)
+    elif format == "tiktoken":
+        from bytepair.formats import tiktoken
+
+        tiktoken.write(tok, path)
+    elif format == "gpt2":
+        from bytepair.formats import gpt2
+
+        gpt2.write(tok, path)
+    else:
+        raise FormatError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+
+
+def convert(
+    in_path: str | os.PathLike,
+    out_path: str | os.PathLike,
+    to: str = "huggingface",
+    *,
+    special_tokens: Sequence[str] | Mapping[str, int] | None = None,
+    pattern: str | None = None,
+):
+    """Loads ``in_path`` (any format) and saves it to ``out_path`` as ``to``; returns the
+    Tokenizer, so a caller can report what a format leaves out (tiktoken's special tokens)."""
+    if to not in FORMATS:
+        raise FormatError(f"unknown format {to!r}; expected one of {', '.join(FORMATS)}")
+    tok = load(in_path, special_tokens=special_tokens, pattern=pattern)
+    save(tok, out_path, format=to)
+    return tok

@@ -1,0 +1,215 @@
+"""GPT-2's ``vocab.json`` + ``merges.txt``, in GPT-2's bytes-to-unicode alphabet.
+
+Every byte value has a printable stand-in character, so any token (even a piece of a UTF-8
+character) is a JSON string and a merge line never contains a real space.
+
+>>> BYTE_TO_CHAR[ord(" ")], BYTE_TO_CHAR[ord("a")], BYTE_TO_CHAR[0]
+('Ġ', 'a', 'Ā')
+>>> to_bytes("Ġhello", where="example")
+b' hello'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+
+from bytepair.errors import FormatError
+from bytepair.formats.atomic import write_files
+
+
+def _byte_alphabet() -> dict[int, str]:
+    # GPT-2's rule: the printable Latin-1 bytes stand for themselves; the other 68 bytes
+    # (controls, space, 0x7f-0xa0, 0xad) take the characters from U+0100 on, in byte order.
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
+    table = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+BYTE_TO_CHAR: dict[int, str] = _byte_alphabet()
+CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+#: The first line of merges.txt, as GPT-2's vocab.bpe and HF ``tokenizers`` write it.
+VERSION_LINE = "#version: 0.2"
+
+Merge = tuple[bytes, bytes]
+
+
+def to_text(token: bytes) -> str:
+    """Token bytes in the alphabet: ``to_text(b" hi") == "Ġhi"``."""
+    return "".join(BYTE_TO_CHAR[b] for b in token)
+
+
+def to_bytes(text: str, where: str) -> bytes:
+    """Inverse of ``to_text``; ``where`` names the file and key for the error message."""
+    try:
+        return bytes(CHAR_TO_BYTE[c] for c in text)
+    except KeyError as e:
+        raise FormatError(
+            f"{where}: token {text!r} contains {e.args[0]!r}, which is not a character of "
+            "GPT-2's byte alphabet (expected byte-level BPE tokens)"
+        ) from None
+
+
+def read(
+    vocab_path: str | os.PathLike, merges_path: str | os.PathLike
+) -> tuple[dict[int, bytes], list[Merge]]:
+    """Reads and validates ``vocab.json`` and ``merges.txt``: (id -> bytes, merges).
+
+    Special tokens stay in the vocab as ordinary entries (``<|endoftext|>`` is ASCII, so it
+    reads as its own bytes).
+    """
+    vocab = read_vocab(vocab_path)
+    merges = read_merges(merges_path)
+    ranks = {b: i for i, b in vocab.items()}
+    for n, (a, b) in merges:
+        for part in (a, b, a + b):
+            if part not in ranks:
+                raise FormatError(
+                    f"{os.fspath(merges_path)}, line {n}: merge {to_text(a)} {to_text(b)} needs "
+                    f"the token {to_text(part)!r}, which is not in {os.fspath(vocab_path)}"
+                )
+    return vocab, [m for _, m in merges]
+
+
+def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
+    """``vocab.json``: a JSON object of token (in the alphabet) -> unique id >= 0."""
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise FormatError(f"{name}: not valid JSON ({e}); expected a JSON object") from None
+    if not isinstance(data, dict):
+        raise FormatError(
+            f"{name}: expected a JSON object of token -> id, got {type(data).__name__}"
+        )
+    return vocab_from_json(data, name)
+
+
+def vocab_from_json(data: Mapping[str, object], where: str) -> dict[int, bytes]:
+    """Validates token -> id (tokens in the alphabet) and returns id -> bytes."""
+    vocab: dict[int, bytes] = {}
+    for text, i in data.items():
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise FormatError(f"{where}: key {text!r} has id {i!r}; expected an integer >= 0")
+        if i in vocab:
+            raise FormatError(f"{where}: key {text!r} reuses id {i}; ids must be unique")
+        vocab[i] = to_bytes(text, f"{where}: key {text!r}")
+    return vocab
+
+
+def read_merges(path: str | os.PathLike) -> list[tuple[int, Merge]]:
+    """``merges.txt``: optional ``#version`` line, then ``left right`` per line.
+
+    Returns (line number, merge) pairs so that callers can name the line.
+    """
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"{name}: not UTF-8 ({e}); expected text") from None
+    out = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line or (n == 1 and line.startswith("#version")):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not all(parts):
+            raise FormatError(
+                f"{name}, line {n}: {line!r} is not a merge; expected two tokens separated by "
+                "one space"
+            )
+        where = f"{name}, line {n}"
+        out.append((n, (to_bytes(parts[0], where), to_bytes(parts[1], where))))
+    return out
+
+
+def render(vocab: Mapping[int, bytes], merges: Sequence[Merge]) -> tuple[bytes, bytes]:
+    """The two files' contents: vocab.json sorted by id, merges.txt with a version line."""
+    vocab_json = json.dumps(
+        {to_text(vocab[i]): i for i in sorted(vocab)}, ensure_ascii=False, indent=0
+    )
+    lines = [VERSION_LINE, *(f"{to_text(a)} {to_text(b)}" for a, b in merges)]
+    return (vocab_json + "\n").encode("utf-8"), ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def write(tok, directory: str | os.PathLike) -> None:
+    """Writes ``directory/vocab.json`` and ``directory/merges.txt`` (created if missing).
+
+    Special tokens are written into vocab.json with their ids, as GPT-2 does with
+    ``<|endoftext|>``; a reader tells them apart because no merge produces them.
+    """
+    if getattr(tok, "_rank_mode", False):
+        _check_rank_table(tok)
+    os.makedirs(directory, exist_ok=True)
+    vocab_json, merges_txt = render(tok.vocab, tok.merges)
+    write_files(
+        {
+            os.path.join(directory, "vocab.json"): vocab_json,
+            os.path.join(directory, "merges.txt"): merges_txt,
+        }
+    )
+
+
+def _check_rank_table(tok) -> None:
+    """A rank table (from tiktoken) may hold tokens that no merge produces: tiktoken reaches
+    them only when a whole pre-token is that token (Llama 3 has 678). vocab.json +
+    merges.txt cannot say so, and the reader would even take them for special tokens."""
+    from bytepair.errors import VocabError
+
+    special_ids = set(tok.special_tokens.values())
+    made = {a + b for a, b in tok.merges}
+    orphans = [
+        b for i, b in tok.vocab.items() if i not in special_ids and len(b) > 1 and b not in made
+    ]
+    if orphans:
+        raise VocabError(
+            f"this rank table has {len(orphans)} tokens that no merge produces (first: "
+            f"{orphans[0]!r}); tiktoken reaches them only as whole pre-tokens, which GPT-2 "
+            "files cannot express. Save it as huggingface (ignore_merges) or tiktoken instead"
+        )
+
+
+def special_candidates(vocab: Mapping[int, bytes], merges: Sequence[Merge]) -> list[str]:
+    """Tokens that only a special token can produce: longer than one byte, the result of
+    no merge, and valid UTF-8. Encoding text can never reach them."""
+    made = {a + b for a, b in merges}
+    out = []
+    for i in sorted(vocab):
+        b = vocab[i]
+        if len(b) > 1 and b not in made:
+            try:
+                out.append(b.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+    return out
+
+
+def load(
+    directory: str | os.PathLike,
+    special_tokens: Sequence[str] | None = None,
+    pattern: str = "gpt2",
+):
+    """A Tokenizer from ``directory/vocab.json`` + ``directory/merges.txt``.
+
+    ``special_tokens=None`` takes every vocab entry that no merge produces (GPT-2's
+    ``<|endoftext|>``) as a special token.
+    """
+    from bytepair.tokenizer import Tokenizer
+
+    vocab, merges = read(
+        os.path.join(directory, "vocab.json"), os.path.join(directory, "merges.txt")
+    )
+    if special_tokens is None:
+        special_tokens = special_candidates(vocab, merges)
+    return Tokenizer(vocab, merges, special_tokens=list(special_tokens), pattern=pattern)

@@ -1,0 +1,234 @@
+"""tiktoken: ``.tiktoken`` rank files, and conversion to and from ``tiktoken.Encoding``.
+
+A ``.tiktoken`` file has one line per token, ``base64(token bytes) SPACE rank``, ranks
+0..n-1. It holds neither the pattern nor the special tokens (tiktoken adds those in code), so
+they travel beside the file: ``read(path, special_tokens=..., pattern=...)``. tiktoken's own
+published files are recognised by their sha256 and get their pattern and special tokens.
+
+>>> import base64
+>>> parse_line(base64.b64encode(b" the").decode() + " 262", "x.tiktoken", 1)
+(b' the', 262)
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+
+from bytepair import patterns
+from bytepair.errors import FormatError, SpecialTokenError, VocabError
+from bytepair.formats.atomic import write_files
+
+#: Published rank files bytepair recognises by sha256: (name, pattern, special tokens).
+#: The hashes are the ones tiktoken pins for its downloads; specials as tiktoken defines.
+KNOWN: dict[str, tuple[str, str, dict[str, int]]] = {
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": (
+        "r50k_base",
+        "gpt2",
+        {"<|endoftext|>": 50256},
+    ),
+    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069": (
+        "p50k_base",
+        "gpt2",
+        {"<|endoftext|>": 50256},
+    ),
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": (
+        "cl100k_base",
+        "cl100k",
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": (
+        "o200k_base",
+        "o200k",
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+}
+
+
+def parse_line(line: str, name: str, n: int) -> tuple[bytes, int]:
+    """One ``base64 rank`` line; errors name the file and line."""
+    parts = line.split(" ")
+    if len(parts) != 2:
+        raise FormatError(
+            f"{name}, line {n}: {line[:60]!r} has {len(parts)} fields; expected 'base64-token rank'"
+        )
+    b64, rank = parts
+    try:
+        token = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        raise FormatError(f"{name}, line {n}: {b64[:60]!r} is not valid base64") from None
+    if not token:
+        raise FormatError(f"{name}, line {n}: the token is empty; expected at least one byte")
+    if not rank.isascii() or not rank.isdigit():
+        raise FormatError(f"{name}, line {n}: rank {rank[:20]!r} is not an integer >= 0")
+    return token, int(rank)
+
+
+def read_ranks(path: str | os.PathLike) -> dict[bytes, int]:
+    """The validated rank table: unique tokens, ranks exactly 0..n-1."""
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    return parse_ranks(raw, name)
+
+
+def parse_ranks(raw: bytes, name: str) -> dict[bytes, int]:
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError as e:
+        raise FormatError(
+            f"{name}: byte {e.start} is not ASCII; expected 'base64-token rank' lines "
+            "(a SentencePiece .model file is not supported)"
+        ) from None
+    ranks: dict[bytes, int] = {}
+    line_of_rank: dict[int, int] = {}
+    for n, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line:
+            continue
+        token, rank = parse_line(line, name, n)
+        if rank in line_of_rank:
+            raise FormatError(
+                f"{name}, line {n}: rank {rank} already given on line {line_of_rank[rank]}; "
+                "ranks must be unique"
+            )
+        if token in ranks:
+            raise FormatError(
+                f"{name}, line {n}: token {token!r} already has rank {ranks[token]}; tokens "
+                "must be unique"
+            )
+        ranks[token] = rank
+        line_of_rank[rank] = n
+    if not ranks:
+        raise FormatError(f"{name}: no ranks; expected 'base64-token rank' lines")
+    if len(ranks) != max(line_of_rank) + 1:
+        missing = next(r for r in range(len(ranks) + 1) if r not in line_of_rank)
+        raise FormatError(
+            f"{name}: ranks are not contiguous: rank {missing} is missing (the file has "
+            f"{len(ranks)} tokens, highest rank {max(line_of_rank)}); expected 0..n-1"
+        )
+    return ranks
+
+
+def read(
+    path: str | os.PathLike,
+    special_tokens: Sequence[str] | Mapping[str, int] | None = None,
+    pattern: str | None = None,
+):
+    """A rank-table Tokenizer from a ``.tiktoken`` file (Llama 3's ``tokenizer.model`` too).
+
+    ``special_tokens`` and ``pattern`` are not in the file: give them, or get tiktoken's
+    for its published files, else none and ``gpt2``.
+    """
+    from bytepair.tokenizer import Tokenizer
+
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    ranks = parse_ranks(raw, name)
+    known = KNOWN.get(hashlib.sha256(raw).hexdigest())
+    if known is not None:
+        pattern = known[1] if pattern is None else pattern
+        special_tokens = known[2] if special_tokens is None else special_tokens
+    try:
+        return Tokenizer(
+            {i: b for b, i in ranks.items()},
+            None,
+            special_tokens=special_tokens or (),
+            pattern=pattern or "gpt2",
+        )
+    except (VocabError, SpecialTokenError) as e:
+        raise FormatError(f"{name}: {e}") from None
+
+
+def ranks_of(tok) -> dict[bytes, int]:
+    """The rank table tiktoken would need to encode exactly as ``tok``, or VocabError.
+
+    The ranks are the ids of the non-special tokens. tiktoken merges the adjacent pair whose
+    result has the lowest rank; that is bytepair's merge order only when the merges are the
+    ones the ranks imply. A vocab where a merge reused an existing token's id (DESIGN
+    training rule 6) fails that test and is refused rather than mis-encoded.
+    """
+    from bytepair.tokenizer import Tokenizer
+
+    special_ids = set(tok.special_tokens.values())
+    regular = {i: b for i, b in tok.vocab.items() if i not in special_ids}
+    if sorted(regular) != list(range(len(regular))):
+        missing = next(i for i in range(len(regular)) if i not in regular)
+        raise VocabError(
+            f"the non-special token ids are not 0..{len(regular) - 1} (id {missing} is missing); "
+            "a tiktoken rank table needs contiguous ranks"
+        )
+    if getattr(tok, "_rank_mode", False):  # already a rank table: exact by construction
+        return {b: i for i, b in regular.items()}
+    implied = Tokenizer(regular, None, pattern=tok.pattern).merges
+    if implied != tok.merges:
+        n = next(
+            (k for k, (a, b) in enumerate(zip(implied, tok.merges, strict=False)) if a != b),
+            min(len(implied), len(tok.merges)),
+        )
+        theirs = tok.merges[n] if n < len(tok.merges) else None
+        raise VocabError(
+            f"tiktoken cannot encode this tokenizer exactly: its merge {n} is {theirs!r}, but "
+            f"its ids imply {implied[n] if n < len(implied) else None!r} (a merge that reuses "
+            "an existing token, or ids out of merge order). Use the huggingface or gpt2 format, "
+            "which keep the merges"
+        )
+    return {b: i for i, b in regular.items()}
+
+
+def render(ranks: Mapping[bytes, int]) -> bytes:
+    lines = [
+        f"{base64.b64encode(b).decode('ascii')} {i}"
+        for b, i in sorted(ranks.items(), key=lambda x: x[1])
+    ]
+    return ("\n".join(lines) + "\n").encode("ascii")
+
+
+def write(tok, path: str | os.PathLike) -> None:
+    """Writes the rank table atomically. Special tokens and the pattern are not written
+    (the format has no place for them): pass them to ``read`` or ``tiktoken.Encoding``."""
+    write_files({path: render(ranks_of(tok))})
+
+
+def _import_tiktoken():
+    try:
+        import tiktoken
+    except ImportError:
+        raise ImportError(
+            "this needs the tiktoken package, which bytepair does not install: pip install tiktoken"
+        ) from None
+    return tiktoken
+
+
+def from_encoding(enc):
+    """A Tokenizer with exactly the ranks, special tokens and pattern of a tiktoken.Encoding."""
+    from bytepair.tokenizer import Tokenizer
+
+    pattern = patterns.name_of(enc._pat_str) or enc._pat_str
+    return Tokenizer(
+        {i: b for b, i in enc._mergeable_ranks.items()},
+        None,
+        special_tokens=dict(enc._special_tokens),
+        pattern=pattern,
+    )
+
+
+def to_encoding(tok, name: str = "bytepair"):
+    """A ``tiktoken.Encoding`` that encodes exactly as ``tok`` (VocabError if impossible)."""
+    tiktoken = _import_tiktoken()
+    return tiktoken.Encoding(
+        name,
+        pat_str=tok.pattern,
+        mergeable_ranks=ranks_of(tok),
+        special_tokens=tok.special_tokens,
+    )

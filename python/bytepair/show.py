@@ -1,0 +1,135 @@
+"""Token boundaries made visible: in a terminal (alternating colours) and as an HTML page.
+
+A token is shown as its text when its bytes are valid UTF-8 on their own, and as hex when
+they are a piece of a character (byte-level BPE cuts rare characters into such pieces):
+
+>>> label(b" cat")
+' cat'
+>>> label("你".encode()[:2])
+'<e4 bd>'
+>>> plain([b"the", b" cat", b"\\n"], sep="|")
+'the| cat|\\\\n\\n'
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Collection, Sequence
+
+# Background colours that alternate token by token; two would do, four make runs of
+# short tokens (digits, punctuation) easier to tell apart. 256-colour codes, dark text.
+_TERM_BACKGROUNDS = (153, 223, 194, 218)
+_HTML_BACKGROUNDS = ("#bfdcf5", "#fce1bd", "#c8ecc8", "#f7c6dc")
+
+# Whitespace that would vanish or move the cursor gets a visible stand-in; the newline is
+# kept after its symbol so the layout of the text survives.
+_VISIBLE = {"\n": "\\n\n", "\t": "\\t", "\r": "\\r"}
+
+
+def is_text(token: bytes) -> bool:
+    """Whether the token is valid UTF-8 on its own (not a piece of a character)."""
+    try:
+        token.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def label(token: bytes) -> str:
+    """The token as text, or its bytes in hex when they are not valid UTF-8 on their own."""
+    return token.decode("utf-8") if is_text(token) else "<" + token.hex(" ") + ">"
+
+
+def _visible(text: str) -> str:
+    return "".join(_VISIBLE.get(ch, ch) for ch in text)
+
+
+def plain(tokens: Sequence[bytes], sep: str = "|") -> str:
+    """Tokens joined by a separator, for terminals without colour (or NO_COLOR)."""
+    return sep.join(_visible(label(t)) for t in tokens)
+
+
+def _style(n: int, is_special: bool) -> str:
+    if is_special:
+        return "7"  # reverse video: special tokens stand out from the colour cycle
+    return f"38;5;16;48;5;{_TERM_BACKGROUNDS[n % len(_TERM_BACKGROUNDS)]}"
+
+
+def coloured(
+    tokens: Sequence[bytes], ids: Sequence[int] | None = None, special: Collection[int] = ()
+) -> str:
+    """Tokens on alternating ANSI background colours; special tokens in reverse video.
+
+    With ``ids``, a second block lists the ids, each on its token's colour.
+
+    >>> coloured([b"a", b"b"])
+    '\\x1b[38;5;16;48;5;153ma\\x1b[0m\\x1b[38;5;16;48;5;223mb\\x1b[0m'
+    """
+    out = []
+    for n, token in enumerate(tokens):
+        style = _style(n, ids is not None and ids[n] in special)
+        # A newline inside a coloured span would paint the rest of the line: close first.
+        pieces = _visible(label(token)).split("\n")
+        out.append("\n".join(f"\x1b[{style}m{p}\x1b[0m" if p else "" for p in pieces))
+    text = "".join(out)
+    if ids is None:
+        return text
+    id_line = " ".join(f"\x1b[{_style(n, i in special)}m{i}\x1b[0m" for n, i in enumerate(ids))
+    return text + "\n" + id_line
+
+
+def html_page(
+    tokens: Sequence[bytes],
+    ids: Sequence[int],
+    special: Collection[int] = (),
+    title: str = "bytepair tokens",
+    summary: str = "",
+) -> str:
+    """A self-contained HTML page (no scripts, no external files) showing the tokens.
+
+    Each token is a coloured span whose tooltip gives its id and bytes; pieces of a
+    character are shown in hex, special tokens with a dark background.
+
+    >>> page = html_page([b"hi", b"\\xe4"], [1, 2])
+    >>> '<span class="t c0" title="id 1: b&#x27;hi&#x27;">hi</span>' in page
+    True
+    >>> '<span class="t c1 hex" title="id 2: b&#x27;\\\\xe4&#x27;">&lt;e4&gt;</span>' in page
+    True
+    """
+    spans = []
+    for n, (token, i) in enumerate(zip(tokens, ids, strict=True)):
+        text = label(token)
+        classes = ["t", f"c{n % len(_HTML_BACKGROUNDS)}"]
+        if i in special:
+            classes.append("special")
+        elif not is_text(token):
+            classes.append("hex")
+        tip = html.escape(f"id {i}: {token!r}")
+        body = html.escape(text).replace("\n", "\u21b5\n")
+        spans.append(f'<span class="{" ".join(classes)}" title="{tip}">{body}</span>')
+    colours = "\n".join(f".c{n} {{ background: {c}; }}" for n, c in enumerate(_HTML_BACKGROUNDS))
+    id_list = " ".join(str(i) for i in ids)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; max-width: 60em; }}
+.tokens {{ font-family: monospace; font-size: 1.1em; white-space: pre-wrap; line-height: 1.9; }}
+.t {{ border-radius: 3px; padding: 1px 0; }}
+{colours}
+.hex {{ font-style: italic; color: #8a1c1c; }}
+.special {{ background: #333; color: #fff; }}
+.ids {{ font-family: monospace; color: #555; word-break: break-all; }}
+</style>
+</head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p>{html.escape(summary)}</p>
+<div class="tokens">{"".join(spans)}</div>
+<h2>Ids</h2>
+<p class="ids">{id_list}</p>
+</body>
+</html>
+"""

@@ -1,0 +1,128 @@
+"""Format detection, load/save/convert, and atomic writes."""
+
+from __future__ import annotations
+
+import os
+
+import bytepair
+import pytest
+from bytepair import formats
+from bytepair.errors import CorpusError, FormatError
+from bytepair.formats import atomic
+from conftest import shared
+from formats_data import SPECIAL, sample_text, trained
+
+
+def test_detects_each_format(tmp_path):
+    tok = trained()
+    tok.save(tmp_path / "t.json")
+    tok.save(tmp_path / "t.tiktoken", format="tiktoken")
+    tok.save(tmp_path / "g", format="gpt2")
+    assert formats.detect(tmp_path / "t.json") == "huggingface"
+    assert formats.detect(tmp_path / "t.tiktoken") == "tiktoken"
+    assert formats.detect(tmp_path / "g") == "gpt2"
+    assert formats.detect(tmp_path / "g" / "vocab.json") == "gpt2"
+    assert formats.load(tmp_path / "g" / "vocab.json").merges == tok.merges
+    assert formats.detect(shared("fixtures", "tokenizers", "llama3", "tokenizer.model")) == (
+        "tiktoken"
+    )
+    assert formats.detect(shared("fixtures", "tokenizers", "gpt2", "tokenizer.json")) == (
+        "huggingface"
+    )
+
+
+def test_detection_refuses_what_it_does_not_know(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FormatError, match=r"expected vocab.json and merges.txt"):
+        formats.load(tmp_path / "empty")
+    (tmp_path / "notes.txt").write_text("hello world\n", "utf-8")
+    with pytest.raises(FormatError, match=r"notes.txt: unknown tokenizer format"):
+        formats.load(tmp_path / "notes.txt")
+    with pytest.raises(CorpusError, match="no such file"):
+        formats.load(tmp_path / "missing.json")
+
+
+def test_hf_file_refuses_out_of_band_settings(tmp_path):
+    trained().save(tmp_path / "t.json")
+    with pytest.raises(FormatError, match="stores its own special tokens"):
+        formats.load(tmp_path / "t.json", pattern="cl100k")
+
+
+@pytest.mark.parametrize("to", formats.FORMATS)
+def test_convert_between_every_pair(tmp_path, to):
+    tok = trained()
+    text = sample_text("en-prose")[:5_000] + SPECIAL
+    expected = tok.encode(text, allowed_special="all")
+    for source in formats.FORMATS:
+        src = tmp_path / f"src-{source}"
+        tok.save(src, format=source)
+        out = tmp_path / f"{source}-to-{to}"
+        formats.convert(src, out, to=to, special_tokens=None if source != "tiktoken" else [SPECIAL])
+        back = (
+            bytepair.Tokenizer.load(out, special_tokens=[SPECIAL])
+            if to == "tiktoken"
+            else (bytepair.Tokenizer.load(out))
+        )
+        assert back.encode(text, allowed_special="all") == expected, (source, to)
+        assert back.special_tokens == tok.special_tokens
+
+
+def test_unknown_format_name(tmp_path):
+    with pytest.raises(FormatError, match="unknown format 'sentencepiece'"):
+        trained().save(tmp_path / "x", format="sentencepiece")
+    assert not (tmp_path / "x").exists()
+
+
+def test_failed_write_leaves_the_old_file_and_no_temporaries(tmp_path, monkeypatch):
+    path = tmp_path / "tokenizer.json"
+    path.write_text("old", "utf-8")
+
+    def broken_fsync(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="disk full"):
+        trained().save(path)
+    assert path.read_text("utf-8") == "old"
+    assert os.listdir(tmp_path) == ["tokenizer.json"]
+
+
+def test_gpt2_pair_is_all_or_nothing(tmp_path, monkeypatch):
+    out = tmp_path / "g"
+    out.mkdir()
+    (out / "vocab.json").write_text("old vocab", "utf-8")
+    (out / "merges.txt").write_text("old merges", "utf-8")
+    real = atomic._write_temp
+    calls = []
+
+    def second_fails(path, data):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return real(path, data)
+
+    monkeypatch.setattr(atomic, "_write_temp", second_fails)
+    with pytest.raises(OSError, match="disk full"):
+        trained().save(out, format="gpt2")
+    assert (out / "vocab.json").read_text("utf-8") == "old vocab"
+    assert (out / "merges.txt").read_text("utf-8") == "old merges"
+    assert sorted(os.listdir(out)) == ["merges.txt", "vocab.json"]
+
+
+def test_no_pickle_or_eval_in_readers():
+    import bytepair.formats as pkg
+
+    folder = os.path.dirname(pkg.__file__)
+    for name in os.listdir(folder):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                source = f.read()
+            for banned in ("pickle", "eval(", "exec(", "marshal"):
+                assert banned not in source, (name, banned)
+
+
+def test_saved_files_get_the_usual_permissions(tmp_path):
+    (tmp_path / "plain").write_bytes(b"")
+    trained().save(tmp_path / "tokenizer.json")
+    mode = (tmp_path / "tokenizer.json").stat().st_mode & 0o777
+    assert mode == (tmp_path / "plain").stat().st_mode & 0o777

@@ -1,0 +1,152 @@
+"""GPT-2 vocab.json + merges.txt: lossless for every byte, validated on read."""
+
+from __future__ import annotations
+
+import json
+
+import bytepair
+import pytest
+from bytepair.errors import FormatError
+from bytepair.formats import gpt2
+from conftest import shared
+from formats_data import SPECIAL, samples, tiktoken_file, trained
+from hypothesis import given
+from hypothesis import strategies as st
+
+
+def test_alphabet_is_a_bijection_of_printable_characters():
+    chars = list(gpt2.BYTE_TO_CHAR.values())
+    assert len(set(chars)) == 256
+    assert all(c.isprintable() and not c.isspace() for c in chars)
+    assert gpt2.to_bytes(gpt2.to_text(bytes(range(256))), "x") == bytes(range(256))
+
+
+def test_alphabet_matches_gpt2_encoder_json():
+    # GPT-2's own encoder.json lists the 256 byte characters as ids 0..255 in its order.
+    encoder = json.loads(shared("fixtures", "cs336", "gpt2_vocab.json").read_text("utf-8"))
+    singles = {gpt2.to_bytes(t, "encoder.json"): i for t, i in encoder.items() if len(t) == 1}
+    assert len(singles) == 256
+    assert gpt2.to_bytes("Ġthe", "x") == b" the" and encoder["Ġthe"] == 262
+
+
+def test_reads_gpt2_files_and_encodes_like_tiktoken(tiktoken_encoding):
+    vocab, merges = gpt2.read(
+        shared("fixtures", "cs336", "gpt2_vocab.json"),
+        shared("fixtures", "tiktoken", "gpt2_vocab.bpe"),  # with its #version line
+    )
+    assert len(vocab) == 50257 and len(merges) == 50000
+    tok = bytepair.Tokenizer.from_files(
+        shared("fixtures", "cs336", "gpt2_vocab.json"),
+        shared("fixtures", "cs336", "gpt2_merges.txt"),  # without it
+        special_tokens=[SPECIAL],
+    )
+    enc = tiktoken_encoding("gpt2")
+    for text in samples().values():
+        assert tok.encode(text[:20_000], allowed_special="all") == enc.encode(
+            text[:20_000], allowed_special="all"
+        )
+
+
+def test_round_trip(tmp_path):
+    tok = trained()
+    tok.save(tmp_path / "out", format="gpt2")
+    merges_txt = (tmp_path / "out" / "merges.txt").read_text("utf-8")
+    assert merges_txt.startswith("#version: 0.2\n")
+    back = bytepair.Tokenizer.load(tmp_path / "out")
+    assert dict(back.vocab) == dict(tok.vocab)
+    assert back.merges == tok.merges
+    assert back.special_tokens == tok.special_tokens == {SPECIAL: 599}
+    for text in samples().values():
+        assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+
+
+def test_every_byte_value_survives(tmp_path):
+    # Tokens made of control bytes, space, 0x7f-0xa0, 0xad and invalid UTF-8.
+    odd = [b"\x00\x01", b" \n", b"\x7f\xa0", b"\xad\xff", b"\xe2\x82"]
+    vocab = {i: bytes([i]) for i in range(256)}
+    merges = []
+    for k, t in enumerate(odd):
+        vocab[256 + k] = t
+        merges.append((t[:1], t[1:]))
+    tok = bytepair.Tokenizer(vocab, merges)
+    tok.save(tmp_path / "odd", format="gpt2")
+    back = bytepair.Tokenizer.load(tmp_path / "odd")
+    assert dict(back.vocab) == vocab and back.merges == merges
+
+
+@pytest.mark.parametrize(
+    ("vocab_text", "merges_text", "message"),
+    [
+        ('{"a": 0, "b": 1', "", "not valid JSON"),
+        ('["a", "b"]', "", "expected a JSON object"),
+        ('{"a": "0"}', "", "key 'a' has id '0'"),
+        ('{"a": -1}', "", "key 'a' has id -1"),
+        ('{"a": 0, "b": 0}', "", "reuses id 0"),
+        ('{"a b": 0}', "", "not a character of GPT-2's byte alphabet"),
+        ('{"a": 0, "b": 1, "ab": 2}', "#version: 0.2\na\n", "line 2: 'a' is not a merge"),
+        ('{"a": 0, "b": 1, "ab": 2}', "a b c\n", "line 1: 'a b c' is not a merge"),
+        ('{"a": 0, "b": 1, "ab": 2}', "a  b\n", "line 1"),
+        ('{"a": 0, "b": 1, "ab": 2}', "a b\na c\n", "line 2: merge a c needs the token 'c'"),
+        ('{"a": 0, "b": 1}', "a b\n", "line 1: merge a b needs the token 'ab'"),
+        ('{"a": 0, "b": 1, "ab": 2}', "a \u3042\n", "line 1"),
+    ],
+)
+def test_malformed_files_are_refused(tmp_path, vocab_text, merges_text, message):
+    (tmp_path / "vocab.json").write_text(vocab_text, "utf-8")
+    (tmp_path / "merges.txt").write_text(merges_text, "utf-8")
+    with pytest.raises(FormatError, match=message) as err:
+        gpt2.read(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    assert str(tmp_path) in str(err.value)
+
+
+def test_non_utf8_merges_file_is_refused(tmp_path):
+    (tmp_path / "vocab.json").write_text('{"a": 0}', "utf-8")
+    (tmp_path / "merges.txt").write_bytes(b"a \xff\n")
+    with pytest.raises(FormatError, match=r"merges.txt: not UTF-8"):
+        gpt2.read(tmp_path / "vocab.json", tmp_path / "merges.txt")
+
+
+def test_rank_table_with_unmergeable_tokens_is_refused(tmp_path):
+    # Llama 3's ranks hold tokens that no merge produces; tiktoken emits them only as whole
+    # pre-tokens, a rule GPT-2 files cannot carry.
+    tok = bytepair.Tokenizer.load(shared("fixtures", "tokenizers", "llama3", "tokenizer.model"))
+    with pytest.raises(bytepair.VocabError, match="tokens that no merge produces"):
+        tok.save(tmp_path / "llama", format="gpt2")
+    assert not (tmp_path / "llama").exists()
+
+
+def test_rank_table_without_them_round_trips(tmp_path, tiktoken_encoding):
+    enc = tiktoken_encoding("r50k_base")
+    tok = tiktoken_file("r50k_base")
+    tok.save(tmp_path / "r50k", format="gpt2")
+    back = bytepair.Tokenizer.load(tmp_path / "r50k")
+    assert back.special_tokens == enc._special_tokens
+    for text in samples().values():
+        text = text[:10_000]
+        assert back.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+
+
+def test_cs336_reference_pair_reads_and_writes_back_line_for_line(tmp_path):
+    # CS336's reference training output is a GPT-2 pair written by someone else: the special
+    # token has id 0, and no merges.txt version line.
+    vocab_path = shared("fixtures", "cs336", "train-bpe-reference-vocab.json")
+    merges_path = shared("fixtures", "cs336", "train-bpe-reference-merges.txt")
+    vocab, merges = gpt2.read(vocab_path, merges_path)
+    assert len(vocab) == 500 and vocab[0] == SPECIAL.encode()
+    assert gpt2.special_candidates(vocab, merges) == [SPECIAL]
+    tok = bytepair.Tokenizer(vocab, merges, special_tokens=[SPECIAL])
+    tok.save(tmp_path / "out", format="gpt2")
+    written = (tmp_path / "out" / "merges.txt").read_text("utf-8").splitlines()
+    assert written[0] == "#version: 0.2"
+    assert written[1:] == merges_path.read_text("utf-8").splitlines()
+    assert json.loads((tmp_path / "out" / "vocab.json").read_text("utf-8")) == json.loads(
+        vocab_path.read_text("utf-8")
+    )
+
+
+@given(st.lists(st.binary(min_size=1, max_size=6), max_size=20))
+def test_alphabet_round_trips_any_bytes_property(tokens):
+    for token in tokens:
+        text = gpt2.to_text(token)
+        assert " " not in text and "\n" not in text
+        assert gpt2.to_bytes(text, "x") == token

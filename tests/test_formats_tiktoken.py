@@ -1,0 +1,166 @@
+"""tiktoken: .tiktoken files and tiktoken.Encoding, both ways, exactly."""
+
+from __future__ import annotations
+
+import base64
+
+import bytepair
+import pytest
+from bytepair.errors import FormatError, VocabError
+from bytepair.formats import tiktoken as tt
+from conftest import shared
+from formats_data import SPECIAL, samples, tiktoken_file, trained
+
+# The split patterns Llama 3 and Qwen (v1) publish with their tiktoken-format files.
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+QWEN_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+def _same_encodings(tok, enc, nchars=20_000):
+    for name, text in samples().items():
+        text = text[:nchars]
+        assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all"), (
+            name
+        )
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+def test_tiktoken_files_load_and_encode_like_tiktoken(tiktoken_encoding, name):
+    tok = tiktoken_file(name)
+    enc = tiktoken_encoding(name)
+    # Recognised by sha256: tiktoken's pattern and special tokens come along.
+    assert tok.special_tokens == enc._special_tokens
+    assert tok.pattern == enc._pat_str
+    assert {b: i for i, b in tok.vocab.items() if i not in enc._special_tokens.values()} == (
+        enc._mergeable_ranks
+    )
+    _same_encodings(tok, enc)
+
+
+def test_from_encoding_and_to_encoding(tiktoken_encoding):
+    enc = tiktoken_encoding("cl100k_base")
+    tok = bytepair.Tokenizer.from_tiktoken(enc)
+    assert tok.special_tokens == enc._special_tokens
+    back = tok.to_tiktoken("again")
+    assert back._mergeable_ranks == enc._mergeable_ranks
+    assert back._special_tokens == enc._special_tokens
+    assert back._pat_str == enc._pat_str
+    _same_encodings(tok, enc, nchars=10_000)
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern", "size"),
+    [
+        (("tokenizers", "llama3", "tokenizer.model"), LLAMA3_PATTERN, 128000),
+        (("tokenizers", "qwen", "qwen.tiktoken"), QWEN_PATTERN, 151643),
+    ],
+)
+def test_llama3_and_qwen_like_tiktoken(path, pattern, size):
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    file = shared("fixtures", *path)
+    specials = {"<|endoftext|>": size}
+    tok = bytepair.Tokenizer.load(file, special_tokens=specials, pattern=pattern)
+    enc = tiktoken.Encoding(
+        "x",
+        pat_str=pattern,
+        mergeable_ranks=load_tiktoken_bpe(str(file)),
+        special_tokens=specials,
+    )
+    assert tok.vocab_size == size + 1
+    _same_encodings(tok, enc, nchars=10_000)
+
+
+def test_round_trip_of_a_trained_tokenizer(tmp_path):
+    tok = trained()
+    path = tmp_path / "mine.tiktoken"
+    tok.save(path, format="tiktoken")
+    first = path.read_text("ascii").splitlines()[0]
+    assert first == "AA== 0"  # byte 0, rank 0
+    # The file has no special tokens: they are given back on load.
+    back = bytepair.Tokenizer.load(path, special_tokens=[SPECIAL])
+    assert dict(back.vocab) == dict(tok.vocab)
+    assert back.merges == tok.merges
+    assert back.special_tokens == tok.special_tokens
+    for text in samples().values():
+        assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+
+
+def test_tiktoken_agrees_with_a_trained_tokenizer(tmp_path):
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    tok = trained()
+    enc = tok.to_tiktoken()
+    tok.save(tmp_path / "mine.tiktoken", format="tiktoken")
+    from_file = tiktoken.Encoding(
+        "f",
+        pat_str=tok.pattern,
+        mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "mine.tiktoken")),
+        special_tokens=tok.special_tokens,
+    )
+    _same_encodings(tok, enc)
+    _same_encodings(tok, from_file)
+
+
+def test_merge_reusing_a_token_is_refused_not_misencoded(tmp_path):
+    # "abc" is learned twice (DESIGN rule 6): ab+c, then a+bc reusing its id. A rank table
+    # cannot say that the second merge exists.
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"bc", 258: b"abc"}
+    merges = [(b"a", b"b"), (b"b", b"c"), (b"ab", b"c"), (b"a", b"bc")]
+    tok = bytepair.Tokenizer(vocab, merges)
+    with pytest.raises(VocabError, match="tiktoken cannot encode this tokenizer exactly"):
+        tok.to_tiktoken()
+    with pytest.raises(VocabError, match="merge 3"):
+        tok.save(tmp_path / "x.tiktoken", format="tiktoken")
+    assert not (tmp_path / "x.tiktoken").exists()
+
+
+def _rank_lines(n=256):
+    return [f"{base64.b64encode(bytes([i])).decode()} {i}" for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda ls: [*ls[:5], "QUJD", *ls[5:]], r"line 6: 'QUJD' has 1 fields"),
+        (lambda ls: [*ls[:5], "QU*D 256", *ls[5:]], "line 6: 'QU\\*D' is not valid base64"),
+        (lambda ls: [*ls[:5], "QUJD 4", *ls[5:]], "line 6: rank 4 already given on line 5"),
+        (lambda ls: [*ls, "QUJD 257"], "rank 256 is missing"),
+        (lambda ls: [*ls, "QUJD -1"], "line 257: rank '-1' is not an integer"),
+        (lambda ls: [*ls, "QUJD x"], "line 257: rank 'x' is not an integer"),
+        (lambda ls: [*ls, "QQ== 256"], "line 257: token b'A' already has rank 65"),
+        (lambda ls: [*ls, " 256"], "line 257: the token is empty"),
+        (lambda ls: [*ls, "QUJD  256"], "line 257: 'QUJD  256' has 3 fields"),
+        (lambda ls: [*ls[1:], "QUJD 0"], "lacks 1 single bytes"),
+        (lambda ls: [], "no ranks"),
+    ],
+)
+def test_malformed_files_are_refused(tmp_path, edit, message):
+    path = tmp_path / "bad.tiktoken"
+    path.write_text("\n".join(edit(_rank_lines())) + "\n", "ascii")
+    with pytest.raises(FormatError, match=message) as err:
+        tt.read(path)
+    assert str(path) in str(err.value)
+
+
+def test_a_sentencepiece_model_is_refused(tmp_path):
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(b"\n\x0e\n\x05<unk>\x15\x00\x00\x00\x00\x18\x02\xff\xfe")
+    with pytest.raises(FormatError, match="SentencePiece models are not supported"):
+        bytepair.Tokenizer.load(path)
+
+
+def test_to_tiktoken_without_tiktoken_says_how_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    with pytest.raises(ImportError, match="pip install tiktoken"):
+        trained().to_tiktoken()
