@@ -28,7 +28,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Not rayon's global pool: `encode_iterable` must run under a tight address-space limit,
 /// where spawning a pool's stacks fails, so only the calls that want threads create one.
 pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, Error> {
-    static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
+    type Pools = Vec<(usize, Arc<rayon::ThreadPool>)>;
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -60,7 +61,10 @@ pub fn encode_batch<T: AsRef<[u8]> + Sync>(
     threads: usize,
 ) -> Result<Vec<Vec<Rank>>, Error> {
     if texts.len() <= 1 || threads == 1 {
-        return texts.iter().map(|t| enc.encode(t.as_ref(), policy)).collect();
+        return texts
+            .iter()
+            .map(|t| enc.encode(t.as_ref(), policy))
+            .collect();
     }
     pool(threads)?.install(|| {
         texts
@@ -112,10 +116,7 @@ impl Stream {
     ) -> Result<Vec<Rank>, Error> {
         self.buf.extend_from_slice(chunk);
         // A cut needs max_special_len bytes after it, to see special tokens through it.
-        let limit = self
-            .buf
-            .len()
-            .saturating_sub(enc.max_special_len() + 1);
+        let limit = self.buf.len().saturating_sub(enc.max_special_len() + 1);
         let mut cut = None;
         let mut c = limit;
         while c > self.searched.max(1) {
@@ -184,7 +185,9 @@ pub fn encode_file(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = out_path.file_name().map_or("out.npy".into(), |n| n.to_string_lossy());
+    let name = out_path
+        .file_name()
+        .map_or("out.npy".into(), |n| n.to_string_lossy());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let f = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;

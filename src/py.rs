@@ -430,7 +430,10 @@ mod encoder {
         ) -> PyResult<Self> {
             let mut v = Vec::with_capacity(vocab.len());
             for (k, b) in vocab.iter() {
-                v.push((k.extract::<Rank>()?, b.cast::<PyBytes>()?.as_bytes().to_vec()));
+                v.push((
+                    k.extract::<Rank>()?,
+                    b.cast::<PyBytes>()?.as_bytes().to_vec(),
+                ));
             }
             let merges = match merges {
                 None => None,
@@ -527,8 +530,7 @@ mod encoder {
                 .try_iter()?
                 .map(|t| Ok(t?.cast_into::<PyString>()?))
                 .collect::<PyResult<_>>()?;
-            let bytes: Vec<Cow<'_, [u8]>> =
-                strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
+            let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
             let out = py
                 .detach(|| encode_bulk::encode_batch(&self.inner, &bytes, &policy, threads))
                 .map_err(|e| self.err(py, e))?;
@@ -622,10 +624,7 @@ mod encoder {
             ids: &Bound<'py, PyAny>,
         ) -> PyResult<Bound<'py, PyBytes>> {
             let ids = self.ids(ids)?;
-            let bytes = self
-                .inner
-                .decode_bytes(&ids)
-                .map_err(|e| self.err(py, e))?;
+            let bytes = self.inner.decode_bytes(&ids).map_err(|e| self.err(py, e))?;
             Ok(PyBytes::new(py, &bytes))
         }
     }

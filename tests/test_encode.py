@@ -5,32 +5,20 @@ from __future__ import annotations
 
 import json
 
+import bytepair
 import pytest
+from bytepair import DisallowedSpecialError, Tokenizer
 from conftest import CORPORA, corpus_sample, shared
 from hypothesis import given
 from hypothesis import strategies as st
-
-import bytepair
-from bytepair import DisallowedSpecialError, Tokenizer
 
 NAMES = ["gpt2", "r50k_base", "cl100k_base", "o200k_base"]
 PATTERN = {"gpt2": "gpt2", "r50k_base": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
 
 
 @pytest.fixture(scope="session")
-def pair(tiktoken_encoding):
-    """pair(name) -> (tiktoken.Encoding, bytepair.Tokenizer over the same ranks); each built once."""
-    built = {}
-
-    def get(name):
-        if name not in built:
-            enc = tiktoken_encoding(name)
-            vocab = {rank: token for token, rank in enc._mergeable_ranks.items()}
-            tok = Tokenizer(vocab, None, special_tokens=enc._special_tokens, pattern=name)
-            built[name] = (enc, tok)
-        return built[name]
-
-    return get
+def pair(tiktoken_pair):
+    return tiktoken_pair
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -97,9 +85,13 @@ _pieces = st.one_of(
     st.text(max_size=30),
     st.text(alphabet=" \t\n\r\u00a0\u3000\u2003", max_size=12),
     st.text(alphabet="0123456789٣", max_size=40),
-    st.text(alphabet="的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要", max_size=90),
+    st.text(
+        alphabet="的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要", max_size=90
+    ),
     st.text(alphabet="😀👍🏽🇺🇸\u200d❤️é́ñ", max_size=20),
-    st.sampled_from(["'s", "'LL", "'re", " don't", "'ve", "I'm", "<|endoftext|>", "<|endofprompt|>"]),
+    st.sampled_from(
+        ["'s", "'LL", "'re", " don't", "'ve", "I'm", "<|endoftext|>", "<|endofprompt|>"]
+    ),
     st.sampled_from(["\ud800", "\udfff", "\udbff\udc00", "\ud83d"]),
     st.integers(65, 300).map(lambda n: "a" * n),
     st.integers(65, 300).map(lambda n: " 7" * n),
@@ -242,3 +234,44 @@ def test_offsets_of_a_split_character():
 
 def test_bytepair_exports_tokenizer():
     assert bytepair.Tokenizer is Tokenizer
+
+
+# -- the pure-Python reference ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def reference_encoders(pair, gpt2_merges_tokenizer):
+    """bytepair.reference.Encoder over the same vocabularies: the textbook algorithm."""
+    from bytepair import reference
+
+    enc, tok = pair("cl100k_base")
+    ranks = {i: b for b, i in enc._mergeable_ranks.items()}
+    cl100k = reference.Encoder(ranks, None, enc._special_tokens, tok.pattern)
+    g = gpt2_merges_tokenizer
+    regular = {i: b for i, b in g.vocab.items() if i not in g.special_tokens.values()}
+    gpt2 = reference.Encoder(regular, g.merges, g.special_tokens, g.pattern)
+    return {"cl100k_base": (cl100k, tok), "gpt2-merges": (gpt2, g)}
+
+
+@pytest.mark.parametrize("which", ["cl100k_base", "gpt2-merges"])
+@given(text=texts)
+def test_property_equals_reference(reference_encoders, which, text):
+    ref, tok = reference_encoders[which]
+    assert tok.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+    assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+def test_merges_from_ranks_equal_the_reference(pair):
+    """On a prefix of GPT-2's rank table (itself a rank table): the reference is slow."""
+    from bytepair import reference
+
+    enc, _ = pair("gpt2")
+    prefix = {b: r for b, r in enc._mergeable_ranks.items() if r < 8000}
+    tok = Tokenizer({r: b for b, r in prefix.items()}, None)
+    assert tok.merges == reference.merges_from_ranks(prefix)
+
+
+def test_bytes_input_equals_reference(reference_encoders):
+    ref, tok = reference_encoders["gpt2-merges"]
+    data = corpus_sample("multilingual", 20_000) + b"\xff\xfe abc \xc3( \xe2\x82"
+    assert tok.encode_bytes(data, disallowed_special=()) == ref.encode_bytes(data)

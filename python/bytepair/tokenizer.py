@@ -11,8 +11,8 @@
 
 from __future__ import annotations
 
-import os
 import codecs
+import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
@@ -126,8 +126,8 @@ class Tokenizer:
                     f"allowed_special names {sorted(unknown)!r}, which are not special tokens of "
                     f"this tokenizer (it has {sorted(specials)!r})"
                 )
-        disallowed = specials - allowed if disallowed_special == "all" else frozenset(
-            disallowed_special
+        disallowed = (
+            specials - allowed if disallowed_special == "all" else frozenset(disallowed_special)
         )
         return allowed, disallowed
 
@@ -217,8 +217,8 @@ class Tokenizer:
         The ids are exactly those of encoding the concatenated text: the core keeps only the
         text after the last point where the pattern provably splits (a space or a newline
         between visible characters, see ``docs/design.md``), so memory stays flat however long
-        the stream. It starts no threads. With a custom pattern, text is held until the end
-        or a special token.
+        the stream. It starts no threads. A custom pattern has no provable cut points, so its
+        text is held until the end.
 
         >>> import bytepair
         >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
@@ -254,13 +254,13 @@ class Tokenizer:
         ``progress``: None shows a bar on stderr when it is a terminal; True always, False
         never; or a function called with (bytes done, bytes total).
 
-        >>> import bytepair, numpy, os, tempfile
+        >>> import bytepair, numpy, pathlib, tempfile
         >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
-        >>> d = tempfile.mkdtemp()
-        >>> _ = open(os.path.join(d, "in.txt"), "w").write("hi")
-        >>> tok.encode_file(os.path.join(d, "in.txt"), os.path.join(d, "ids.npy"))
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "in.txt").write_text("hi")
+        >>> tok.encode_file(d / "in.txt", d / "ids.npy")
         2
-        >>> numpy.load(os.path.join(d, "ids.npy")).tolist()
+        >>> numpy.load(d / "ids.npy").tolist()
         [104, 105]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
@@ -424,8 +424,10 @@ def _checked_special_tokens(
             f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
             f"write [{special_tokens!r}]"
         )
-    given = special_tokens.items() if isinstance(special_tokens, Mapping) else (
-        (t, None) for t in special_tokens
+    given = (
+        special_tokens.items()
+        if isinstance(special_tokens, Mapping)
+        else ((t, None) for t in special_tokens)
     )
     out: dict[str, int] = {}
     next_id = max(vocab) + 1
