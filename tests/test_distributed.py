@@ -331,3 +331,16 @@ def test_encode_files_keeps_a_rank_table_tokenizer_in_rank_mode(ray_cluster, tmp
     ids = np.load(tmp_path / "out" / entries[0]["out"]).tolist()
     assert ids == tok.encode_bytes(b"abc abcd<s>zabc", allowed_special="all")
     assert 259 in ids
+
+
+def test_cli_train_engine_ray_with_checkpoints(ray_cluster, corpus_dir, tmp_path, capsys):
+    from bytepair import cli
+
+    out, ck = tmp_path / "tok.json", tmp_path / "ck"
+    argv = ["train", str(corpus_dir), "-o", str(out), "--vocab-size", "500"]
+    argv += ["--special-token", EOT, "--engine", "ray", "--checkpoint-dir", str(ck), "-q"]
+    assert cli.main(argv) == 0
+    assert bytepair.Tokenizer.load(out).merges == local_merges(corpus_dir)
+    assert len(os.listdir(ck)) == len(plan_shards([corpus_dir], [EOT]))  # one per file
+    assert cli.main([*argv[:6], "--checkpoint-dir", str(ck)]) == 2
+    assert "--checkpoint-dir needs --engine ray" in capsys.readouterr().err
