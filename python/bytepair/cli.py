@@ -162,14 +162,21 @@ def peak_memory_mb() -> float | None:
 def cmd_train(args) -> int:
     import bytepair
 
-    for p in args.files:
+    # --engine ray takes files, globs or directories that every node sees, so no local
+    # held-out copy is carved (its temp dir would exist on this machine only).
+    ray = args.engine == "ray"
+    if args.checkpoint_dir and not ray:
+        raise UsageError("--checkpoint-dir needs --engine ray")
+    for p in [] if ray else args.files:
         if not os.path.isfile(p):
             raise UsageError(f"training file {p!r} does not exist or is not a file")
     fmt = format_for(args.output, args.format)
     check_output(args.output)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bytepair-holdout-") as workdir:
-        paths, held_out = holdout.carve(args.files, args.holdout, workdir)
+        paths, held_out = (
+            (args.files, b"") if ray else holdout.carve(args.files, args.holdout, workdir)
+        )
         tok = bytepair.train(
             paths,
             vocab_size=args.vocab_size,
@@ -178,6 +185,8 @@ def cmd_train(args) -> int:
             min_frequency=args.min_frequency,
             threads=args.threads,
             progress=show_progress(args),
+            engine=args.engine,
+            checkpoint_dir=args.checkpoint_dir,
         )
     wall = time.perf_counter() - start
     tok.save(args.output, format=fmt)
@@ -425,6 +434,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="a special token (repeat for several)",
     )
     p.add_argument("--pattern", default="gpt2", help="gpt2, cl100k, o200k or a regex")
+    p.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="ray: count on a Ray cluster (RAY_ADDRESS, else a local one; FILE may be a "
+        "directory or glob; needs pip install bytepair[ray])",
+    )
+    p.add_argument(
+        "--checkpoint-dir",
+        metavar="DIR",
+        help="with --engine ray: keep each shard's counts in DIR and resume from them",
+    )
     p.add_argument("--min-frequency", type=_positive, default=1)
     p.add_argument("--threads", type=_positive, default=None)
     p.add_argument(

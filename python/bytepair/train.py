@@ -37,18 +37,34 @@ def train(
     min_frequency: int = 1,
     threads: int | None = None,
     progress: bool = True,
+    engine: str = "local",
+    checkpoint_dir: str | os.PathLike | None = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on files or texts.
 
     ``files_or_texts`` is a path, or an iterable of paths (``os.PathLike``, or ``str`` when
     every one of them names an existing file) or of texts (``str`` or ``bytes``).
     ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
+    ``engine="ray"`` counts on a Ray cluster (files, globs or directories; resumable with
+    ``checkpoint_dir``) and runs the merge loop here: see docs/distributed.md.
 
     >>> tok = train(["low low lower"], vocab_size=258, progress=False)
     >>> tok.merges
     [(b'o', b'w'), (b'l', b'ow')]
     """
     special_tokens = checked_special_tokens(special_tokens)
+    if engine != "local" or checkpoint_dir is not None:
+        return _train_on_engine(
+            files_or_texts,
+            vocab_size,
+            special_tokens,
+            pattern,
+            min_frequency,
+            threads,
+            progress,
+            engine,
+            checkpoint_dir,
+        )
     merges = _learn(
         files_or_texts, vocab_size, special_tokens, pattern, min_frequency, threads, progress
     )
@@ -94,16 +110,7 @@ def _learn(
     threads: int | None,
     progress: bool,
 ) -> list[Merge]:
-    num_merges = _num_merges(vocab_size, special_tokens)
-    # Special-token text is cut out before counting, so no merge can rebuild a special
-    # token's bytes: only a one-byte special token collides, and it fails here, early.
-    build_vocab([], special_tokens)
-    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
-        raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
-    if threads is not None and (
-        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
-    ):
-        raise ValueError(f"threads must be None (all cores) or an int >= 1, got {threads!r}")
+    _check_options(vocab_size, special_tokens, min_frequency, threads)
     counter = _counter(pattern, special_tokens, threads)
     counts = _core.WordCounts()
     show = wanted(progress)
@@ -121,6 +128,36 @@ def _learn(
                 counter.count_texts(counts, batch)
                 done += size
                 bar.update(done)
+    return _merges_from_counts(counts, vocab_size, special_tokens, min_frequency, show)
+
+
+def _check_options(
+    vocab_size: int, special_tokens: list[str], min_frequency: int, threads: int | None
+) -> None:
+    """Raises for a bad option before any counting (a distributed run may count for hours)."""
+    _num_merges(vocab_size, special_tokens)
+    # Special-token text is cut out before counting, so no merge can rebuild a special
+    # token's bytes: only a one-byte special token collides, and it fails here, early.
+    build_vocab([], special_tokens)
+    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
+        raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
+        raise ValueError(f"threads must be None (all cores) or an int >= 1, got {threads!r}")
+
+
+def _merges_from_counts(
+    counts,
+    vocab_size: int,
+    special_tokens: list[str],
+    min_frequency: int,
+    show: bool,
+    stacklevel: int = 4,
+) -> list[Merge]:
+    """The merge loop over counted pre-tokens (a ``_core.WordCounts``), with its bar and
+    the early-stop warning: the same code after local counting and after ``engine="ray"``."""
+    num_merges = _num_merges(vocab_size, special_tokens)
     with Bar("merging", total=num_merges, unit="merges", enabled=show) as bar:
         merges = _core.train_merges(counts, num_merges, min_frequency, progress=bar)
     if len(merges) < num_merges:
@@ -130,7 +167,7 @@ def _learn(
             f"{256 + len(merges) + len(special_tokens)} or fewer tokens instead of "
             f"{vocab_size} (use a larger corpus or a lower min_frequency)",
             TrainingWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     return merges
 
@@ -222,3 +259,55 @@ def _batches(texts: Iterable[str | bytes]) -> Iterator[tuple[list[str | bytes], 
             batch, size = [], 0
     if batch:
         yield batch, size
+
+
+# ---------------------------------------------------------------------------------------
+# engine="ray" (owner: ray): count on a cluster (bytepair.distributed), merge loop here.
+# ---------------------------------------------------------------------------------------
+
+
+def _train_on_engine(
+    corpus,
+    vocab_size,
+    special_tokens,
+    pattern,
+    min_frequency,
+    threads,
+    progress,
+    engine,
+    checkpoint_dir,
+) -> Tokenizer:
+    if engine != "ray":
+        raise ValueError(
+            f"engine must be 'local' or 'ray', got {engine!r}"
+            if engine != "local"
+            else "checkpoint_dir needs engine='ray': the local engine has no checkpoints"
+        )
+    from bytepair import distributed
+
+    return distributed.train(
+        corpus,
+        vocab_size,
+        special_tokens,
+        pattern,
+        min_frequency,
+        threads,
+        progress,
+        checkpoint_dir=checkpoint_dir,
+    )
+
+
+def _tokenizer_from_counts(
+    counts,
+    vocab_size: int,
+    special_tokens: list[str],
+    pattern: str,
+    min_frequency: int,
+    progress: bool,
+) -> Tokenizer:
+    """What train() does after counting: the merge loop, the vocab, the Tokenizer."""
+    # stacklevel 6: the warning points at the caller of bytepair.train(..., engine="ray").
+    show = wanted(progress)
+    merges = _merges_from_counts(counts, vocab_size, special_tokens, min_frequency, show, 6)
+    vocab = build_vocab(merges, special_tokens)
+    return Tokenizer(vocab, merges, special_tokens=special_tokens, pattern=pattern)

@@ -1,0 +1,174 @@
+"""Cutting a corpus into shards: files, globs and directories become byte ranges of files.
+
+A shard is the unit of work of a distributed run: one task counts one shard, and one
+checkpoint file holds its counts. Large files are cut into byte ranges, only where the cut
+provably changes no count (the same rule as ``reference.count_file``'s chunks):
+
+- just before a special token that no other special-token occurrence straddles: training
+  splits the text on special tokens before it pre-tokenizes, so both sides of the cut are
+  counted exactly as in one piece;
+- with no special tokens and a built-in pattern, just after a newline between two
+  non-space characters: every built-in pattern ends a pre-token there. Anywhere else a cut
+  could change a pre-token (``"  \\n"`` at the end of a piece is one pre-token under gpt2,
+  but two in ``"  \\nA"``), so a file with a custom pattern and no special tokens is one
+  shard.
+
+>>> import os, tempfile
+>>> d = tempfile.mkdtemp()
+>>> with open(os.path.join(d, "a.txt"), "wb") as f:
+...     _ = f.write(b"one<|e|>two<|e|>three")
+>>> [(s.start, s.end) for s in plan_shards([d], ["<|e|>"], shard_bytes=2)]
+[(0, 3), (3, 11), (11, 21)]
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import mmap
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bytepair.errors import CorpusError
+
+#: 64 MiB per task: counting runs at ~100 MB/s per core, so a task takes about a second,
+#: long enough that Ray's per-task overhead (a few ms) is noise, short enough that a killed
+#: run loses little and 1 TB still makes 16k tasks to balance across a cluster.
+DEFAULT_SHARD_BYTES = 64 << 20
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Bytes ``start..end`` of the file ``path`` as it was when planned (``size``, ``mtime_ns``)."""
+
+    path: str
+    start: int
+    end: int
+    size: int
+    mtime_ns: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.start
+
+
+def expand_inputs(inputs: Iterable[str | os.PathLike] | str | os.PathLike) -> list[str]:
+    """Files, globs and directories (walked recursively, hidden entries skipped) as a sorted,
+    duplicate-free list of absolute file paths. A missing path or a glob that matches
+    nothing is a CorpusError naming it."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    files: set[str] = set()
+    for item in inputs:
+        path = os.fspath(item)
+        if os.path.isdir(path):
+            files.update(_walk(path))
+        elif os.path.isfile(path):
+            files.add(os.path.abspath(path))
+        elif _GLOB_CHARS & set(path):
+            matched = sorted(glob.glob(path, recursive=True))
+            if not matched:
+                raise CorpusError(f"the glob {path!r} matches no file; check the pattern")
+            for m in matched:
+                files.update(_walk(m) if os.path.isdir(m) else [os.path.abspath(m)])
+        else:
+            raise CorpusError(
+                f"no such file or directory: {path!r}; the distributed engine takes paths, "
+                f"globs or directories, not text (use engine='local' for in-memory text)"
+            )
+    if not files:
+        raise CorpusError(f"no input files found in {list(map(os.fspath, inputs))!r}")
+    return sorted(files)
+
+
+def _walk(directory: str) -> list[str]:
+    out = []
+    for root, dirs, names in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out.extend(os.path.abspath(os.path.join(root, n)) for n in names if not n.startswith("."))
+    return out
+
+
+def plan_shards(
+    inputs: Iterable[str | os.PathLike] | str | os.PathLike,
+    special_tokens: Sequence[str] = (),
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    newline_cuts: bool = True,
+) -> list[Shard]:
+    """The shards of a corpus: each file cut into ranges of about ``shard_bytes`` at safe
+    cuts (see the module docstring). ``newline_cuts=False`` (for a custom pattern) cuts
+    only at special tokens."""
+    if shard_bytes < 1:
+        raise ValueError(f"shard_bytes must be positive, got {shard_bytes}")
+    tokens = sorted({t.encode("utf-8") for t in special_tokens if t})
+    shards = []
+    for path in expand_inputs(inputs):
+        st = os.stat(path)
+        cuts = _cuts(path, st.st_size, tokens, shard_bytes) if tokens or newline_cuts else []
+        bounds = [0, *cuts, st.st_size]
+        shards.extend(
+            Shard(path, a, b, st.st_size, st.st_mtime_ns) for a, b in itertools.pairwise(bounds)
+        )
+    return shards
+
+
+def _cuts(path: str, size: int, tokens: list[bytes], shard_bytes: int) -> list[int]:
+    """Offsets in (0, size) to cut the file at, about ``shard_bytes`` apart: starts of
+    unstraddled special tokens, or (no special tokens) ends of lines between non-spaces."""
+    if size <= shard_bytes:
+        return []
+    cuts: list[int] = []
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        target = shard_bytes
+        while target < size:
+            cut = _next_safe_cut(data, target, tokens)
+            if cut is None or cut >= size:
+                break
+            if cut > (cuts[-1] if cuts else 0):
+                cuts.append(cut)
+            target = cut + shard_bytes
+    return cuts
+
+
+def _next_safe_cut(data: mmap.mmap, pos: int, tokens: list[bytes]) -> int | None:
+    if not tokens:
+        return _next_line_cut(data, pos)
+    longest = max(map(len, tokens))
+    while True:
+        found = [i for i in (data.find(t, pos) for t in tokens) if i >= 0]
+        if not found:
+            return None
+        cut = min(found)
+        if not _straddled(data, cut, tokens, longest):
+            return cut
+        pos = cut + 1
+
+
+def _straddled(data: mmap.mmap, cut: int, tokens: list[bytes], longest: int) -> bool:
+    """Whether some special-token occurrence starts before ``cut`` and ends after it: then
+    the special-token matcher might take that occurrence, and the cut would split it."""
+    lo = max(0, cut - longest + 1)
+    window = data[lo : cut + longest]
+    for t in tokens:
+        i = window.find(t)
+        while 0 <= i < cut - lo:
+            if lo + i + len(t) > cut:
+                return True
+            i = window.find(t, i + 1)
+    return False
+
+
+def _next_line_cut(data: mmap.mmap, pos: int) -> int | None:
+    while True:
+        i = data.find(b"\n", pos)
+        if i < 0:
+            return None
+        # Decode a few bytes each side: enough for one whole character before and after.
+        before = data[max(0, i - 4) : i].decode("utf-8", "surrogateescape")
+        after = data[i + 1 : i + 5].decode("utf-8", "surrogateescape")
+        if before and after and not before[-1].isspace() and not after[0].isspace():
+            return i + 1
+        pos = i + 1
