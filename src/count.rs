@@ -1,1 +1,683 @@
-//! count: see the module list in lib.rs.
+//! Parallel counting of distinct pre-tokens over files and batches of texts.
+//!
+//! The input is cut into chunks of about `chunk_size` bytes, counted on all cores into one
+//! hash map per thread (keys owned, so memory is bounded by the distinct pre-tokens, not
+//! the corpus), and the per-thread maps are merged at the end.
+//!
+//! Where a chunk may end matters: cutting inside a pre-token changes the counts. A cut at
+//! byte offset `c` is taken only where the result is provably unchanged:
+//! - no special-token occurrence strictly covers `c` (so the leftmost-longest scan from
+//!   the start of the text has a boundary at `c`), and
+//! - either a special token starts at `c` (pieces between special tokens are pre-tokenized
+//!   independently, so this holds for every pattern), or, for the built-in patterns only:
+//!   `text[c] == b' '` and `text[c-1]` is printable ASCII (0x21..=0x7E), or
+//!   `text[c] == b'\n'` and `text[c-1]` is an ASCII letter or digit.
+//!
+//! Why the last rule holds for `gpt2`, `cl100k` and `o200k`: none of their alternatives
+//! that contain a non-space character can continue into a following space (the optional
+//! space is only ever a prefix; `cl100k`/`o200k` punctuation runs continue only into `\r`,
+//! `\n` or `/`), letters and digits never continue into `\n`, and none of the patterns has
+//! a lookbehind, so the scan restarted at `c` sees what the whole-text scan sees. A custom
+//! regex gives no such guarantee, so it is cut only at special tokens; text with no safe
+//! cut (a long line of Chinese with no ASCII space, say) stays one chunk: exact counts
+//! beat parallelism.
+//!
+//! Files are memory-mapped, never read whole. Pages are dropped (`MADV_DONTNEED`) as soon
+//! as their chunk is counted, so the resident set stays near `threads * chunk_size` of file
+//! data even for corpora larger than RAM.
+
+use crate::special::{Segment, SpecialMatcher};
+use crate::split::{self, Splitter};
+use crate::Error;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+type Map = FxHashMap<Box<[u8]>, u64>;
+
+/// Distinct pre-tokens and how often each occurs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WordCounts {
+    map: Map,
+}
+
+const MAGIC: &[u8; 5] = b"BPWC1";
+
+impl WordCounts {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of distinct pre-tokens.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Adds `count` occurrences of `word`.
+    pub fn add(&mut self, word: &[u8], count: u64) {
+        bump(&mut self.map, word, count);
+    }
+
+    /// Adds every count of `other` into `self`.
+    pub fn merge(&mut self, other: WordCounts) {
+        self.map = merge_maps(std::mem::take(&mut self.map), other.map);
+    }
+
+    /// The count of `word` (0 when absent).
+    pub fn get(&self, word: &[u8]) -> u64 {
+        self.map.get(word).copied().unwrap_or(0)
+    }
+
+    /// Total number of pre-tokens counted.
+    pub fn total(&self) -> u64 {
+        self.map.values().sum()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> {
+        self.map.iter().map(|(k, &v)| (&**k, v))
+    }
+
+    /// Entries sorted by word: a deterministic order for output and tests.
+    pub fn sorted(&self) -> Vec<(&[u8], u64)> {
+        let mut v: Vec<_> = self.iter().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Serializes to `BPWC1`, then little-endian: u64 entry count, and per entry sorted by
+    /// word, u32 length, the bytes, u64 count. Equal counts give equal bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let sorted = self.sorted();
+        let size: usize = sorted.iter().map(|(w, _)| w.len() + 12).sum();
+        let mut out = Vec::with_capacity(MAGIC.len() + 8 + size);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(sorted.len() as u64).to_le_bytes());
+        for (w, c) in sorted {
+            out.extend_from_slice(&(w.len() as u32).to_le_bytes());
+            out.extend_from_slice(w);
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        out
+    }
+
+    /// Reads what [`WordCounts::to_bytes`] wrote.
+    pub fn from_bytes(data: &[u8]) -> Result<Self, Error> {
+        let bad = |reason: String| Error::InvalidCounts { reason };
+        let rest = data
+            .strip_prefix(MAGIC.as_slice())
+            .ok_or_else(|| bad("does not start with BPWC1".into()))?;
+        let mut r = Reader { data: rest, pos: 0 };
+        let n = r.u64().ok_or_else(|| bad("truncated header".into()))?;
+        let mut map = Map::default();
+        for i in 0..n {
+            let trunc = || bad(format!("truncated at entry {i} of {n}"));
+            let len = r.u32().ok_or_else(trunc)? as usize;
+            let word = r.take(len).ok_or_else(trunc)?;
+            let count = r.u64().ok_or_else(trunc)?;
+            bump(&mut map, word, count);
+        }
+        if r.pos != r.data.len() {
+            return Err(bad(format!(
+                "{} bytes left over after {n} entries",
+                r.data.len() - r.pos
+            )));
+        }
+        Ok(WordCounts { map })
+    }
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
+#[inline]
+fn bump(map: &mut Map, word: &[u8], count: u64) {
+    // Look up by borrowed slice first: most pre-tokens are repeats, so the owned key is
+    // allocated only for new words.
+    if let Some(v) = map.get_mut(word) {
+        *v += count;
+    } else {
+        map.insert(word.into(), count);
+    }
+}
+
+/// Merges the smaller map into the larger.
+fn merge_maps(a: Map, b: Map) -> Map {
+    let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    big.reserve(small.len() / 2);
+    for (k, v) in small {
+        *big.entry(k).or_insert(0) += v;
+    }
+    big
+}
+
+/// One contiguous piece of one source (a file or a text) to count.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    src: usize,
+    start: usize,
+    end: usize,
+}
+
+/// Default chunk size: 1 MiB keeps 2 threads busy on a 50 MB file (50 tasks, at most one
+/// chunk of imbalance at the end) while per-chunk overhead stays negligible.
+pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
+
+/// Files are mapped and counted in batches of about this many bytes (or 256 files), so
+/// many small files still share the threads while few files are mapped at once.
+const FILE_BATCH_BYTES: u64 = 256 << 20;
+const FILE_BATCH_FILES: usize = 256;
+
+/// Counts pre-tokens with one pattern and one set of special tokens. Build once; `Sync`.
+pub struct Counter {
+    splitter: Splitter,
+    specials: SpecialMatcher,
+    /// The pattern is a built-in one, so space/newline cuts are safe (module docs).
+    builtin: bool,
+    pool: Option<rayon::ThreadPool>,
+    chunk_size: usize,
+}
+
+impl Counter {
+    /// `threads: None` uses rayon's global pool (all cores). `chunk_size: None` is
+    /// [`DEFAULT_CHUNK_SIZE`]; tests force tiny chunks to prove cuts don't change counts.
+    pub fn new<T: AsRef<[u8]>>(
+        pattern: &str,
+        special_tokens: &[T],
+        threads: Option<usize>,
+        chunk_size: Option<usize>,
+    ) -> Result<Self, Error> {
+        let splitter = Splitter::new(pattern)?;
+        let resolved = split::resolve(pattern);
+        let builtin = [
+            split::GPT2_PATTERN,
+            split::CL100K_PATTERN,
+            split::O200K_PATTERN,
+        ]
+        .contains(&resolved);
+        let pool = match threads {
+            Some(n) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n.max(1))
+                    .build()
+                    .map_err(|e| Error::Io {
+                        path: "<thread pool>".into(),
+                        reason: e.to_string(),
+                    })?,
+            ),
+            None => None,
+        };
+        Ok(Counter {
+            splitter,
+            specials: SpecialMatcher::new(special_tokens),
+            builtin,
+            pool,
+            chunk_size: chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE).max(1),
+        })
+    }
+
+    fn threads(&self) -> usize {
+        match &self.pool {
+            Some(p) => p.current_num_threads(),
+            None => rayon::current_num_threads(),
+        }
+    }
+
+    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+
+    /// Counts one text on the calling thread (no chunking): the plain definition the
+    /// parallel paths must agree with.
+    pub fn count_serial(&self, text: &[u8], into: &mut WordCounts) {
+        self.count_piece(text, &mut into.map);
+    }
+
+    fn count_piece(&self, text: &[u8], map: &mut Map) {
+        self.specials.for_each_segment(text, |seg| {
+            if let Segment::Plain(plain) = seg {
+                self.splitter.for_each(plain, |piece| bump(map, piece, 1));
+            }
+        });
+    }
+
+    /// Offsets where `text` may be cut, about `chunk_size` apart (module docs), ending
+    /// with `text.len()`.
+    fn cuts(&self, text: &[u8]) -> Vec<usize> {
+        let mut cuts = Vec::with_capacity(text.len() / self.chunk_size + 1);
+        let mut target = self.chunk_size;
+        while target < text.len() {
+            match self.safe_cut_from(text, target) {
+                Some(c) => {
+                    cuts.push(c);
+                    target = c + self.chunk_size;
+                }
+                None => break,
+            }
+        }
+        cuts.push(text.len());
+        cuts
+    }
+
+    /// The first safe cut at or after `from` (and before the end), if any.
+    fn safe_cut_from(&self, text: &[u8], from: usize) -> Option<usize> {
+        let mut special_at = self.next_special_cut(text, from);
+        let mut pos = from.max(1);
+        if self.builtin {
+            let limit = special_at.unwrap_or(text.len());
+            while pos < limit {
+                let (prev, cur) = (text[pos - 1], text[pos]);
+                let ok = (cur == b' ' && (0x21..=0x7e).contains(&prev))
+                    || (cur == b'\n' && prev.is_ascii_alphanumeric());
+                if ok && !self.covered(text, pos) {
+                    special_at = Some(pos);
+                    break;
+                }
+                pos += 1;
+            }
+        }
+        special_at
+    }
+
+    /// The first start of a special token at or after `from` not strictly inside another
+    /// occurrence.
+    fn next_special_cut(&self, text: &[u8], from: usize) -> Option<usize> {
+        let mut from = from.max(1);
+        while from < text.len() {
+            let (s, _, _) = self.specials.find_at(text, from)?;
+            if !self.covered(text, s) {
+                return Some(s);
+            }
+            from = s + 1;
+        }
+        None
+    }
+
+    /// Some special-token occurrence starts before `c` and ends after it.
+    fn covered(&self, text: &[u8], c: usize) -> bool {
+        self.specials.tokens().iter().any(|tok| {
+            let lo = (c + 1).saturating_sub(tok.len());
+            (lo..c).any(|p| text[p..].starts_with(tok))
+        })
+    }
+
+    /// Cuts each source into pieces and groups consecutive pieces into tasks of about
+    /// `chunk_size` bytes (many small texts share one task).
+    fn plan(&self, sources: &[&[u8]], src_offset: usize) -> (Vec<Piece>, Vec<Range<usize>>) {
+        let mut pieces = Vec::new();
+        for (i, text) in sources.iter().enumerate() {
+            let mut start = 0;
+            for c in self.cuts(text) {
+                if c > start {
+                    pieces.push(Piece {
+                        src: src_offset + i,
+                        start,
+                        end: c,
+                    });
+                }
+                start = c;
+            }
+        }
+        let mut tasks = Vec::new();
+        let (mut first, mut bytes) = (0, 0);
+        for (i, p) in pieces.iter().enumerate() {
+            bytes += p.end - p.start;
+            if bytes >= self.chunk_size {
+                tasks.push(first..i + 1);
+                first = i + 1;
+                bytes = 0;
+            }
+        }
+        if first < pieces.len() {
+            tasks.push(first..pieces.len());
+        }
+        (pieces, tasks)
+    }
+
+    /// Counts every task on the pool into per-thread maps. `after(piece)` runs once a
+    /// piece is counted (files drop its pages there).
+    fn run_tasks(
+        &self,
+        sources: &[&[u8]],
+        pieces: &[Piece],
+        tasks: &[Range<usize>],
+        state: &State,
+        after: &(dyn Fn(&Piece) + Sync),
+    ) {
+        let State { maps, done, cancel } = state;
+        self.install(|| {
+            tasks.par_iter().with_max_len(1).for_each(|task| {
+                if cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                let slot = rayon::current_thread_index().unwrap_or(0) % maps.len();
+                let mut map = maps[slot].lock().expect("a counting thread panicked");
+                for p in &pieces[task.clone()] {
+                    self.count_piece(&sources[p.src][p.start..p.end], &mut map);
+                    after(p);
+                    done.fetch_add((p.end - p.start) as u64, Ordering::Relaxed);
+                }
+            })
+        });
+    }
+
+    fn new_state(&self) -> State {
+        State {
+            maps: (0..self.threads().max(1))
+                .map(|_| Mutex::new(Map::default()))
+                .collect(),
+            done: AtomicU64::new(0),
+            cancel: AtomicBool::new(false),
+        }
+    }
+
+    fn finish(&self, state: State, into: &mut WordCounts) {
+        let maps: Vec<Map> = state
+            .maps
+            .into_iter()
+            .map(|m| m.into_inner().expect("a counting thread panicked"))
+            .collect();
+        let merged = self.install(|| maps.into_par_iter().reduce(Map::default, merge_maps));
+        into.merge(WordCounts { map: merged });
+    }
+
+    /// Counts each text as its own document (no pre-token spans two texts).
+    ///
+    /// `progress(bytes_done, bytes_total)` runs on the calling thread about every 100 ms;
+    /// returning `false` stops the work and returns [`Error::Interrupted`].
+    pub fn count_texts(
+        &self,
+        texts: &[&[u8]],
+        into: &mut WordCounts,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<(), Error> {
+        let total: u64 = texts.iter().map(|t| t.len() as u64).sum();
+        let (pieces, tasks) = self.plan(texts, 0);
+        let state = self.new_state();
+        with_progress(total, &state, progress, || {
+            self.run_tasks(texts, &pieces, &tasks, &state, &|_| {})
+        })?;
+        self.finish(state, into);
+        Ok(())
+    }
+
+    /// Counts each file as its own document, memory-mapped and never read whole.
+    pub fn count_files<P: AsRef<Path>>(
+        &self,
+        paths: &[P],
+        into: &mut WordCounts,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<(), Error> {
+        let paths: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
+        let mut total = 0u64;
+        let mut sizes = Vec::with_capacity(paths.len());
+        for &p in &paths {
+            let len = std::fs::metadata(p).map_err(|e| io_error(p, e))?.len();
+            sizes.push(len);
+            total += len;
+        }
+        let state = self.new_state();
+        let mut first = 0;
+        let mut batch_error = None;
+        with_progress(total, &state, progress, || {
+            while first < paths.len() {
+                let mut last = first;
+                let mut bytes = 0;
+                while last < paths.len()
+                    && (last == first
+                        || (bytes + sizes[last] <= FILE_BATCH_BYTES
+                            && last - first < FILE_BATCH_FILES))
+                {
+                    bytes += sizes[last];
+                    last += 1;
+                }
+                let maps_of_batch: Result<Vec<_>, Error> =
+                    paths[first..last].iter().map(|p| map_file(p)).collect();
+                let mmaps = match maps_of_batch {
+                    Ok(m) => m,
+                    Err(e) => {
+                        batch_error = Some(e);
+                        return;
+                    }
+                };
+                let sources: Vec<&[u8]> =
+                    mmaps.iter().map(|m| m.as_deref().unwrap_or(&[])).collect();
+                let (pieces, tasks) = self.plan(&sources, 0);
+                let drop_pages = |p: &Piece| {
+                    if let Some(m) = &mmaps[p.src] {
+                        drop_pages(m, p.start, p.end);
+                    }
+                };
+                self.run_tasks(&sources, &pieces, &tasks, &state, &drop_pages);
+                if state.cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                first = last;
+            }
+        })?;
+        if let Some(e) = batch_error {
+            return Err(e);
+        }
+        self.finish(state, into);
+        Ok(())
+    }
+}
+
+/// What the counting threads share: one map per thread, bytes done, and the stop flag.
+struct State {
+    maps: Vec<Mutex<Map>>,
+    done: AtomicU64,
+    cancel: AtomicBool,
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// Maps a file read-only; `None` for an empty file (a zero-length map is an error on
+/// some systems).
+fn map_file(path: &Path) -> Result<Option<memmap2::Mmap>, Error> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let len = file.metadata().map_err(|e| io_error(path, e))?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the map is read-only; like every mmap reader we assume the file is not
+    // truncated or rewritten while we count it.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_error(path, e))?;
+    // Readahead in big steps: each chunk is read front to back once.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(Some(map))
+}
+
+/// Drops the whole pages inside `[start, end)` from this process's resident set. They
+/// stay in the page cache and fault back in from the file if touched again.
+fn drop_pages(map: &memmap2::Mmap, start: usize, end: usize) {
+    const PAGE: usize = 4096;
+    let lo = start.div_ceil(PAGE) * PAGE;
+    let hi = end / PAGE * PAGE;
+    if hi > lo {
+        // SAFETY: the mapping is a read-only file mapping: after MADV_DONTNEED a read
+        // faults the same bytes back from the file, so no slice ever sees other data.
+        let _ =
+            unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, lo, hi - lo) };
+    }
+}
+
+/// Runs `work` on a helper thread while the calling thread reports progress about every
+/// 100 ms (so a Python caller can check for Ctrl-C between reports).
+fn with_progress(
+    total: u64,
+    state: &State,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    work: impl FnOnce() + Send,
+) -> Result<(), Error> {
+    let (done, cancel) = (&state.done, &state.cancel);
+    let (tx, rx) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            work();
+            let _ = tx.send(());
+        });
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if !cancel.load(Ordering::Relaxed)
+                        && !progress(done.load(Ordering::Relaxed), total)
+                    {
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    });
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::Interrupted);
+    }
+    // A last report, so a caller always sees 100% (and a callback error is not lost).
+    if !progress(total, total) {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serial(counter: &Counter, text: &[u8]) -> WordCounts {
+        let mut wc = WordCounts::new();
+        counter.count_serial(text, &mut wc);
+        wc
+    }
+
+    fn chunked(counter: &Counter, text: &[u8]) -> WordCounts {
+        let mut wc = WordCounts::new();
+        counter
+            .count_texts(&[text], &mut wc, &mut |_, _| true)
+            .unwrap();
+        wc
+    }
+
+    /// English, accents, Chinese, digits, contractions, CRLF, a special token, invalid
+    /// bytes and whitespace runs.
+    const SAMPLE: &[u8] = b"Hello world!  It's 2024.\n\n  Tabs\there, \xc3\xa9t\xc3\xa9 \
+        caf\xc3\xa9's 12345 \xe4\xb8\xad\xe6\x96\x87\xe3\x80\x82\nend<|endoftext|>next \
+        doc's line\r\na.\nb \xff\xfe bad bytes 'll 've \n\n\n   trailing   ";
+
+    #[test]
+    fn tiny_chunks_count_the_same_as_one_chunk() {
+        let mut text = Vec::new();
+        for i in 0..40 {
+            text.extend_from_slice(SAMPLE);
+            text.extend_from_slice(format!("line {i}  x\n").as_bytes());
+        }
+        text.extend_from_slice(b"\xff\xfe");
+        for pattern in ["gpt2", "cl100k", "o200k", r"\w+|\s+|[^\w\s]+"] {
+            for specials in [vec![], vec!["<|endoftext|>"], vec!["<|endoftext|>", "doc"]] {
+                let whole = Counter::new(pattern, &specials, Some(2), None).unwrap();
+                let want = serial(&whole, &text);
+                for chunk in [1, 2, 3, 7, 64] {
+                    let c = Counter::new(pattern, &specials, Some(2), Some(chunk)).unwrap();
+                    assert!(c.cuts(&text).len() > 1 || !c.builtin && specials.is_empty());
+                    assert_eq!(chunked(&c, &text), want, "{pattern} {specials:?} {chunk}");
+                }
+            }
+        }
+    }
+
+    /// "a\n\n b" must count "\n\n" once: cutting between the newlines would count two "\n".
+    #[test]
+    fn cuts_avoid_whitespace_runs_and_special_tokens() {
+        let c = Counter::new("gpt2", &["<|x|>", "x|><|y"], Some(1), Some(1)).unwrap();
+        let text = b"a\n\n b <|x|><|y|> c.\nd";
+        for cut in &c.cuts(text)[..c.cuts(text).len() - 1] {
+            let prev = text[cut - 1];
+            let ok_space = text[*cut] == b' ' && prev.is_ascii_graphic();
+            let ok_nl = text[*cut] == b'\n' && prev.is_ascii_alphanumeric();
+            let special = text[*cut..].starts_with(b"<|x|>");
+            assert!(ok_space || ok_nl || special, "bad cut at {cut}");
+            assert!(!c.covered(text, *cut));
+        }
+        assert_eq!(chunked(&c, text), serial(&c, text));
+        assert_eq!(chunked(&c, text).get(b"\n\n"), 1);
+    }
+
+    #[test]
+    fn files_count_like_texts() {
+        let dir = std::env::temp_dir().join(format!("bytepair-count-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = dir.join("a.txt");
+        let b = dir.join("b.txt");
+        let e = dir.join("empty.txt");
+        std::fs::write(&a, SAMPLE.repeat(300)).unwrap();
+        std::fs::write(&b, b"second file\n").unwrap();
+        std::fs::write(&e, b"").unwrap();
+        let c = Counter::new("gpt2", &["<|endoftext|>"], Some(2), Some(100)).unwrap();
+        let mut from_files = WordCounts::new();
+        c.count_files(&[&a, &b, &e], &mut from_files, &mut |_, _| true)
+            .unwrap();
+        let mut want = serial(&c, &SAMPLE.repeat(300));
+        want.merge(serial(&c, b"second file\n"));
+        assert_eq!(from_files, want);
+        let missing = dir.join("missing.txt");
+        let err = c
+            .count_files(&[&missing], &mut WordCounts::new(), &mut |_, _| true)
+            .unwrap_err();
+        assert!(err.to_string().contains("missing.txt"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn progress_false_interrupts() {
+        let text = SAMPLE.repeat(20_000);
+        let c = Counter::new("gpt2", &[] as &[&str], Some(1), Some(64)).unwrap();
+        let err = c
+            .count_texts(&[&text], &mut WordCounts::new(), &mut |_, _| false)
+            .unwrap_err();
+        assert_eq!(err, Error::Interrupted);
+    }
+
+    #[test]
+    fn serialization_round_trips_and_rejects_garbage() {
+        let c = Counter::new("gpt2", &[] as &[&str], Some(1), None).unwrap();
+        let wc = serial(&c, SAMPLE);
+        let bytes = wc.to_bytes();
+        assert_eq!(WordCounts::from_bytes(&bytes).unwrap(), wc);
+        assert!(WordCounts::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+        assert!(WordCounts::from_bytes(b"nope").is_err());
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert!(WordCounts::from_bytes(&extra).is_err());
+    }
+}

@@ -16,6 +16,8 @@ pub enum Error {
     Io { path: String, reason: String },
     /// Work stopped because the caller asked (Ctrl-C).
     Interrupted,
+    /// Serialized word counts that are not what `WordCounts::to_bytes` writes.
+    InvalidCounts { reason: String },
 }
 
 impl fmt::Display for Error {
@@ -34,6 +36,9 @@ impl fmt::Display for Error {
             Error::InvalidVocab { reason } => write!(f, "invalid vocabulary: {reason}"),
             Error::Io { path, reason } => write!(f, "{path}: {reason}"),
             Error::Interrupted => write!(f, "interrupted"),
+            Error::InvalidCounts { reason } => {
+                write!(f, "invalid serialized word counts: {reason}")
+            }
         }
     }
 }

@@ -1,0 +1,185 @@
+"""Training speed and memory: bytepair vs HuggingFace tokenizers vs rustbpe, same corpus,
+same pattern (GPT-2's), same number of merges, each trainer in its own subprocess.
+
+    python benches/train.py                       # 50 MB of en-prose, vocab 32000, 3 runs
+    python benches/train.py --mb 10 --runs 1      # quick
+    python benches/train.py --corpus my.txt --vocab-size 50000
+
+Prints the median wall time, MB/s and peak RSS of each trainer and bytepair's ratios to the
+others, plus bytepair's two phases (pre-tokenize + count, merge) timed separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
+EOT = "<|endoftext|>"
+TRAINERS = ("bytepair", "hf", "rustbpe")
+
+
+def corpus_path(mb: int, out_dir: Path) -> Path:
+    """The first `mb` MB of en-prose (cut at a newline), from /work/data if it is unpacked
+    there, else decompressed from ../shared into out_dir."""
+    out = out_dir / f"en-prose-{mb}MB.txt"
+    if out.exists():
+        return out
+    out_dir.mkdir(parents=True, exist_ok=True)
+    unpacked = Path("/work/data/en-prose.txt")
+    if unpacked.exists():
+        with open(unpacked, "rb") as f:
+            data = f.read(mb * 1_000_000)
+    else:
+        with lzma.open(SHARED / "corpora" / "en-prose.txt.xz") as f:
+            data = f.read(mb * 1_000_000)
+    data = data[: data.rfind(b"\n") + 1]
+    tmp = out.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    return out
+
+
+# -- what each child process runs ------------------------------------------------------------
+
+
+def run_bytepair(path: str, vocab_size: int) -> dict:
+    import bytepair
+
+    t = time.perf_counter()
+    tok = bytepair.train(path, vocab_size=vocab_size, special_tokens=[EOT], progress=False)
+    return {"wall": time.perf_counter() - t, "merges": len(tok.merges)}
+
+
+def run_bytepair_phases(path: str, vocab_size: int) -> dict:
+    from bytepair import _core
+
+    t0 = time.perf_counter()
+    counter = _core.PretokenCounter("gpt2", [EOT])
+    counts = _core.WordCounts()
+    counter.count_files(counts, [path])
+    t1 = time.perf_counter()
+    merges = _core.train_merges(counts, vocab_size - 257)
+    t2 = time.perf_counter()
+    return {"count": t1 - t0, "merge": t2 - t1, "words": len(counts), "merges": len(merges)}
+
+
+def run_hf(path: str, vocab_size: int) -> dict:
+    from bytepair.patterns import GPT2
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+    t = time.perf_counter()
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(GPT2), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[EOT],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train([path], trainer)
+    return {"wall": time.perf_counter() - t, "merges": len(tok.get_vocab()) - 257}
+
+
+def run_rustbpe(path: str, vocab_size: int) -> dict:
+    import rustbpe
+    from bytepair.patterns import GPT2
+
+    t = time.perf_counter()
+    tok = rustbpe.Tokenizer()
+    # rustbpe takes str only: invalid UTF-8 (if any) becomes U+FFFD. Its vocab_size has no
+    # special tokens, so one less gives the same number of merges.
+    with open(path, encoding="utf-8", errors="replace") as f:
+        tok.train_from_iterator(f, vocab_size - 1, pattern=GPT2)
+    return {"wall": time.perf_counter() - t, "merges": tok.vocab_size - 256}
+
+
+RUNNERS = {
+    "bytepair": run_bytepair,
+    "bytepair-phases": run_bytepair_phases,
+    "hf": run_hf,
+    "rustbpe": run_rustbpe,
+}
+
+
+def child(name: str, path: Path, vocab_size: int) -> dict:
+    """Runs one trainer in a fresh process; adds its peak RSS (MB) from wait4."""
+    cmd = [sys.executable, __file__, "--child", name, "--corpus", str(path)]
+    cmd += ["--vocab-size", str(vocab_size)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name} failed with exit code {proc.returncode}")
+    result = json.loads(out)
+    result["rss_mb"] = usage.ru_maxrss / 1024  # Linux reports KiB
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, help="a text file (default: en-prose prefix)")
+    ap.add_argument("--mb", type=int, default=50, help="MB of en-prose when no --corpus")
+    ap.add_argument("--vocab-size", type=int, default=32_000)
+    ap.add_argument("--runs", type=int, default=3, help="median of this many runs")
+    ap.add_argument("--trainers", default=",".join(TRAINERS))
+    ap.add_argument("--out-dir", type=Path, default=ROOT / "bench-out")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.child:
+        print(json.dumps(RUNNERS[args.child](str(args.corpus), args.vocab_size)))
+        return
+
+    path = args.corpus or corpus_path(args.mb, args.out_dir)
+    mb = path.stat().st_size / 1e6
+    print(
+        f"corpus {path} ({mb:.1f} MB), vocab_size {args.vocab_size}, GPT-2 pattern, "
+        f"{EOT}, {os.cpu_count()} cores, median of {args.runs} run(s)"
+    )
+    results = {}
+    for name in [*args.trainers.split(","), "bytepair-phases"]:
+        runs = [child(name, path, args.vocab_size) for _ in range(args.runs)]
+        results[name] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+    print(f"\n{'trainer':<10} {'wall s':>8} {'MB/s':>8} {'peak RSS MB':>12} {'merges':>8}")
+    for name in args.trainers.split(","):
+        r = results[name]
+        print(
+            f"{name:<10} {r['wall']:8.2f} {mb / r['wall']:8.1f} {r['rss_mb']:12.0f} "
+            f"{r['merges']:8.0f}"
+        )
+    ph = results["bytepair-phases"]
+    print(
+        f"\nbytepair phases: pre-tokenize + count {ph['count']:.2f} s "
+        f"({mb / ph['count']:.1f} MB/s, {mb / ph['count'] / (os.cpu_count() or 1):.1f} MB/s "
+        f"per core, {ph['words']:.0f} distinct pre-tokens); merge {ph['merge']:.2f} s "
+        f"for {ph['merges']:.0f} merges"
+    )
+    if "bytepair" in results:
+        bp = results["bytepair"]
+        for name in args.trainers.split(","):
+            if name != "bytepair":
+                r = results[name]
+                print(
+                    f"bytepair vs {name}: {r['wall'] / bp['wall']:.1f}x faster, "
+                    f"{r['rss_mb'] / bp['rss_mb']:.2f}x less peak RSS"
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""bytepair.train and the Rust training core, checked against bytepair.reference (the
+oracle), the CS336 reference merges, and small cases derived by hand."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import bytepair
+import pytest
+from bytepair import _core, reference
+from bytepair.errors import (
+    CorpusError,
+    PatternError,
+    SpecialTokenError,
+    TrainingWarning,
+    VocabSizeError,
+)
+from conftest import CORPORA, corpus_sample, shared
+from hypothesis import given
+from hypothesis import strategies as st
+
+EOT = "<|endoftext|>"
+PATTERNS = ("gpt2", "cl100k", "o200k")
+
+
+def rust_counts(data: bytes, pattern: str, special_tokens=(), chunk_size=None) -> Counter:
+    counter = _core.PretokenCounter(pattern, list(special_tokens), 2, chunk_size)
+    counts = _core.WordCounts()
+    counter.count_texts(counts, [data])
+    return Counter(dict(counts.items()))
+
+
+def rust_merges(counts: Counter, num_merges: int, min_frequency: int = 1):
+    wc = _core.WordCounts()
+    for word, n in counts.items():
+        wc.add(word, n)
+    return _core.train_merges(wc, num_merges, min_frequency)
+
+
+def with_specials_and_bad_bytes(data: bytes) -> bytes:
+    """Puts <|endoftext|> between some lines and invalid UTF-8 into others: a lone
+    continuation byte, a truncated 3-byte sequence, 0xff, an overlong encoding."""
+    bad = [b"\x80", b"\xe4\xb8", b"\xff", b"\xc0\xaf"]
+    lines = data.split(b"\n")
+    for i in range(0, len(lines), 7):
+        lines[i] = lines[i] + bad[i % len(bad)] + b" x" + bad[(i + 1) % len(bad)]
+    for i in range(3, len(lines), 11):
+        lines[i] = lines[i] + EOT.encode()
+    return b"\n".join(lines)
+
+
+# -- identical to the reference on every shared corpus -------------------------------------
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("specials", [(), (EOT,)], ids=["plain", "eot"])
+def test_counts_and_merges_equal_the_reference(corpus, pattern, specials):
+    data = corpus_sample(corpus, 120_000)
+    if specials:
+        data = with_specials_and_bad_bytes(data)
+    want_counts = reference.count_pretokens(data, pattern, specials)
+    got_counts = rust_counts(data, pattern, specials)
+    assert got_counts == want_counts
+    # Tiny chunks: every cut the core takes must leave the counts unchanged.
+    assert rust_counts(data, pattern, specials, chunk_size=64) == want_counts
+    assert rust_merges(got_counts, 400) == reference.train_from_counts(want_counts, 400)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_files_texts_and_reference_count_the_same(tmp_path, pattern):
+    data = with_specials_and_bad_bytes(corpus_sample("multilingual", 80_000))
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(data)
+    want = reference.count_pretokens(data, pattern, [EOT])
+    for chunk_size in (None, 1, 300):
+        counter = _core.PretokenCounter(pattern, [EOT], 2, chunk_size)
+        from_file, from_text = _core.WordCounts(), _core.WordCounts()
+        counter.count_files(from_file, [str(path)])
+        counter.count_texts(from_text, [data])
+        assert Counter(dict(from_file.items())) == want
+        assert Counter(dict(from_text.items())) == want
+
+
+def test_custom_pattern_equals_the_reference():
+    data = with_specials_and_bad_bytes(corpus_sample("code", 60_000))
+    pattern = r"\w+|\s+|[^\w\s]+"
+    want = reference.count_pretokens(data, pattern, [EOT])
+    assert rust_counts(data, pattern, [EOT]) == want
+    assert rust_counts(data, pattern, [EOT], chunk_size=50) == want
+
+
+# -- the CS336 reference output ------------------------------------------------------------
+
+
+def gpt2_bytes(token: str) -> bytes:
+    """Inverts GPT-2's bytes-to-unicode: printable bytes stand for themselves, the other
+    68 take code points 256, 257, ... in byte order."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {chr(b): b for b in printable}
+    others = [b for b in range(256) if b not in printable]
+    table.update({chr(256 + n): b for n, b in enumerate(others)})
+    return bytes(table[ch] for ch in token)
+
+
+def test_train_bpe_reproduces_the_cs336_reference_merges():
+    lines = shared("fixtures", "cs336", "train-bpe-reference-merges.txt").read_text("utf-8")
+    want = [tuple(gpt2_bytes(t) for t in line.split(" ")) for line in lines.splitlines()]
+    vocab, merges = bytepair.train_bpe(
+        shared("fixtures", "cs336", "corpus.en"), 500, [EOT], progress=False
+    )
+    assert merges == want
+    assert vocab == reference.build_vocab(want, [EOT])
+    assert vocab[499] == EOT.encode()
+
+
+def test_training_twice_gives_identical_output():
+    path = shared("fixtures", "cs336", "corpus.en")
+    first = pickle.dumps(bytepair.train_bpe(path, 700, [EOT], progress=False))
+    second = pickle.dumps(bytepair.train_bpe(path, 700, [EOT], threads=1, progress=False))
+    assert first == second
+
+
+# -- random small corpora ------------------------------------------------------------------
+
+corpus_text = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["a", "b", "ab", " ", "  ", "\n", "\n\n", "'s", "1", "23", "é", "中", ".", "!"]
+        ),
+        st.binary(min_size=1, max_size=2),
+    ),
+    max_size=60,
+).map(lambda parts: b"".join(p if isinstance(p, bytes) else p.encode() for p in parts))
+
+
+@given(
+    data=corpus_text,
+    pattern=st.sampled_from(PATTERNS),
+    specials=st.sampled_from([(), ("ab",), ("<|x|>", "a")]),
+    num_merges=st.integers(0, 40),
+    min_frequency=st.integers(1, 3),
+    chunk_size=st.sampled_from([None, 1, 5]),
+)
+def test_property_core_equals_reference(
+    data, pattern, specials, num_merges, min_frequency, chunk_size
+):
+    want_counts = reference.count_pretokens(data, pattern, specials)
+    assert rust_counts(data, pattern, specials, chunk_size) == want_counts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        want = reference.train_from_counts(want_counts, num_merges, min_frequency)
+    assert rust_merges(want_counts, num_merges, min_frequency) == want
+
+
+@given(st.dictionaries(st.binary(min_size=1, max_size=6), st.integers(1, 2**40), max_size=30))
+def test_property_merges_equal_the_reference_for_any_counts(counts):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        want = reference.train_from_counts(counts, 30)
+    assert rust_merges(Counter(counts), 30) == want
+
+
+# -- hand-derived cases --------------------------------------------------------------------
+
+
+def test_counts_past_2_to_the_32_keep_the_order():
+    # (a, b) occurs 2^32 + 1 times: a 32-bit count would wrap to 1 and lose to (c, d).
+    assert rust_merges(Counter({b"ab": 2**32 + 1, b"cd": 10}), 2) == [(b"a", b"b"), (b"c", b"d")]
+
+
+def test_each_text_is_its_own_document():
+    # Together "a\n" + "\nb" would hold the pre-token "\n\n"; apart they never do.
+    with pytest.warns(TrainingWarning, match="after 0 of 1 merges"):
+        tok = bytepair.train(["a\n", "\nb"], vocab_size=257, progress=False)
+    assert tok.merges == []
+    counter = _core.PretokenCounter("gpt2", [])
+    counts = _core.WordCounts()
+    counter.count_texts(counts, ["x\n", "\n y", b"\xff"])
+    assert dict(counts.items()) == {b"x": 1, b"\n": 2, b" y": 1, b"\xff": 1}
+
+
+def test_train_accepts_paths_texts_and_generators(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("low low lower lowest")
+    want = [(b"o", b"w"), (b"l", b"ow")]  # (o,w) ties (l,o) at 4; "o" > "l"
+    kwargs = dict(vocab_size=258, progress=False)
+    assert bytepair.train(path, **kwargs).merges == want
+    assert bytepair.train(str(path), **kwargs).merges == want
+    assert bytepair.train([path], **kwargs).merges == want
+    assert bytepair.train([str(path)], **kwargs).merges == want
+    assert bytepair.train(["low low lower lowest"], **kwargs).merges == want
+    assert bytepair.train((t for t in ["low low lower lowest"]), **kwargs).merges == want
+    vocab, merges = bytepair.train_bpe(path, 258, progress=False)
+    assert merges == want and vocab[256] == b"ow" and vocab[257] == b"low"
+
+
+def test_lone_surrogates_count_as_their_bytes():
+    text = b"caf\xe9 caf\xe9".decode("utf-8", "surrogateescape")
+    counter = _core.PretokenCounter("gpt2", [])
+    counts = _core.WordCounts()
+    counter.count_texts(counts, [text])
+    assert dict(counts.items()) == reference.count_pretokens(b"caf\xe9 caf\xe9")
+
+
+def test_word_counts_merge_and_serialize():
+    a, b = _core.WordCounts(), _core.WordCounts()
+    a.add(b"the", 3)
+    b.add(b"the", 2)
+    b.add(b"\xff", 2**40)
+    a.merge(b)
+    assert a.items() == [(b"the", 5), (b"\xff", 2**40)]
+    assert len(a) == 2 and a.total() == 5 + 2**40 and a.get(b"nope") == 0
+    again = _core.WordCounts.from_bytes(a.to_bytes())
+    assert again.items() == a.items() and again.to_bytes() == a.to_bytes()
+    with pytest.raises(ValueError, match="truncated"):
+        _core.WordCounts.from_bytes(a.to_bytes()[:-1])
+
+
+def test_a_raising_progress_callback_stops_the_work(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_bytes(b"hello world\n" * 1000)
+
+    def stop(done, total):
+        raise RuntimeError(f"stop at {done}/{total}")
+
+    counter = _core.PretokenCounter("gpt2", [])
+    with pytest.raises(RuntimeError, match="stop at"):
+        counter.count_files(_core.WordCounts(), [str(path)], progress=stop)
+    counts = _core.WordCounts()
+    counts.add(b"abc", 5)
+    with pytest.raises(RuntimeError, match="stop at"):
+        _core.train_merges(counts, 10, progress=stop)
+
+
+# -- errors and warnings -------------------------------------------------------------------
+
+
+def test_too_few_pairs_warns_with_the_number_learned():
+    with pytest.warns(TrainingWarning, match=r"after 2 of 10 merges"):
+        tok = bytepair.train(["abc"], vocab_size=266, progress=False)
+    assert tok.merges == [(b"b", b"c"), (b"a", b"bc")]
+    with pytest.warns(TrainingWarning, match="min_frequency=3"):
+        bytepair.train(["ab ab ab cd cd"], vocab_size=300, min_frequency=3, progress=False)
+
+
+def test_bad_arguments_raise_typed_errors(tmp_path):
+    with pytest.raises(VocabSizeError, match="at least 257"):
+        bytepair.train(["abc"], vocab_size=256, special_tokens=[EOT], progress=False)
+    with pytest.raises(VocabSizeError, match="must be an int"):
+        bytepair.train(["abc"], vocab_size=300.0, progress=False)
+    with pytest.raises(SpecialTokenError, match="given twice"):
+        bytepair.train(["abc"], vocab_size=300, special_tokens=[EOT, EOT], progress=False)
+    with pytest.raises(SpecialTokenError, match="list of strings"):
+        bytepair.train(["abc"], vocab_size=300, special_tokens=EOT, progress=False)
+    with pytest.raises(PatternError, match="gtp2"):
+        bytepair.train(["abc"], vocab_size=300, pattern="gtp2", progress=False)
+    with pytest.raises(PatternError, match=r"unclosed|missing"):
+        bytepair.train(["abc"], vocab_size=300, pattern="(a", progress=False)
+    missing = tmp_path / "missing.txt"
+    with pytest.raises(CorpusError, match=r"missing\.txt"):
+        bytepair.train(missing, vocab_size=300, progress=False)
+    with pytest.raises(CorpusError, match="directory"):
+        bytepair.train_bpe(tmp_path, 300, progress=False)
+    with pytest.raises(CorpusError, match="int"):
+        bytepair.train([1, 2], vocab_size=300, progress=False)
+    with pytest.raises(ValueError, match="min_frequency"):
+        bytepair.train(["abc"], vocab_size=300, min_frequency=0, progress=False)
+    assert issubclass(CorpusError, OSError) and isinstance(missing, Path)
