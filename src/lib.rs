@@ -6,12 +6,14 @@
 //! - `count`: parallel counting of distinct pre-tokens over files and text batches
 //! - `train`: the incremental merge loop
 //! - `encode`: the BPE encoder and decoder
+//! - `encode_bulk`: batches on a thread pool, bounded-memory streams, files to `.npy`
 //! - `error`: one error type whose messages name the bad value
 //!
 //! Python bindings live only in `py.rs`, behind the `python` feature.
 
 pub mod count;
 pub mod encode;
+pub mod encode_bulk;
 pub mod error;
 pub mod special;
 pub mod split;

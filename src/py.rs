@@ -13,6 +13,7 @@ fn core_version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     training::register(m)?;
+    encoder::register(m)?;
     Ok(())
 }
 
@@ -271,5 +272,412 @@ mod training {
         m.add_class::<PyCounter>()?;
         m.add_function(wrap_pyfunction!(train_merges, m)?)?;
         Ok(())
+    }
+}
+
+// ---- encoder: encode, decode, batches, streams, files ------------------------------------
+
+mod encoder {
+    use crate::encode::{char_spans, Encoder, SpecialPolicy};
+    use crate::encode_bulk::{self, Stream};
+    use crate::{Error, Rank};
+    use pyo3::exceptions::PyKeyboardInterrupt;
+    use pyo3::prelude::*;
+    use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+    use std::borrow::Cow;
+    use std::path::PathBuf;
+    use std::sync::{Arc, Mutex};
+
+    /// Texts shorter than this are encoded without releasing the GIL: releasing costs more
+    /// than encoding them.
+    const DETACH_BYTES: usize = 2048;
+
+    pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_class::<PyEncoder>()?;
+        m.add_class::<PyStream>()?;
+        Ok(())
+    }
+
+    /// Maps a core error to bytepair's typed Python exceptions.
+    fn to_py(py: Python<'_>, e: Error, vocab_size: usize) -> PyErr {
+        let errors = match py.import("bytepair.errors") {
+            Ok(m) => m,
+            Err(err) => return err,
+        };
+        let made = match &e {
+            Error::DisallowedSpecial { token } => errors
+                .getattr("DisallowedSpecialError")
+                .and_then(|c| c.call1((token.as_str(),))),
+            Error::UnknownId { id } => errors
+                .getattr("UnknownIdError")
+                .and_then(|c| c.call1((*id, vocab_size))),
+            Error::InvalidVocab { .. } => errors
+                .getattr("VocabError")
+                .and_then(|c| c.call1((e.to_string(),))),
+            Error::InvalidPattern { .. } => errors
+                .getattr("PatternError")
+                .and_then(|c| c.call1((e.to_string(),))),
+            Error::Io { .. } => errors
+                .getattr("CorpusError")
+                .and_then(|c| c.call1((e.to_string(),))),
+            Error::Interrupted => return PyKeyboardInterrupt::new_err("interrupted"),
+        };
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(err) => err,
+        }
+    }
+
+    /// The UTF-8 bytes of a str. Lone surrogates become U+FFFD (tiktoken's rule: a round trip
+    /// through UTF-16, which also joins a high and a low surrogate into one character).
+    fn str_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
+        match s.to_str() {
+            Ok(v) => Ok(Cow::Borrowed(v.as_bytes())),
+            Err(_) => {
+                let fixed = s
+                    .call_method1("encode", ("utf-16", "surrogatepass"))?
+                    .call_method1("decode", ("utf-16", "replace"))?;
+                Ok(Cow::Owned(fixed.extract::<String>()?.into_bytes()))
+            }
+        }
+    }
+
+    fn ids_list<'py>(py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, ids)
+    }
+
+    /// A byte-level BPE encoder/decoder (see `bytepair.Tokenizer`, which wraps it).
+    #[pyclass(frozen, name = "Encoder", module = "bytepair._core")]
+    pub struct PyEncoder {
+        inner: Arc<Encoder>,
+        names: Vec<String>,
+    }
+
+    impl PyEncoder {
+        fn err(&self, py: Python<'_>, e: Error) -> PyErr {
+            to_py(py, e, self.inner.vocab_size())
+        }
+
+        fn policy(
+            &self,
+            allowed: &Bound<'_, PyAny>,
+            disallowed: &Bound<'_, PyAny>,
+        ) -> PyResult<SpecialPolicy> {
+            let n = self.names.len();
+            let mut policy = SpecialPolicy::none(n);
+            for (set, mask) in [
+                (allowed, &mut policy.allowed),
+                (disallowed, &mut policy.disallowed),
+            ] {
+                for name in set.try_iter()? {
+                    let name = name?;
+                    let name = name.cast::<PyString>()?.to_str()?;
+                    // Names were checked by Tokenizer._special_policy; others are ignored.
+                    if let Some(i) = self.names.iter().position(|s| s == name) {
+                        mask[i] = true;
+                    }
+                }
+            }
+            Ok(policy)
+        }
+
+        fn ids(&self, ids: &Bound<'_, PyAny>) -> PyResult<Vec<Rank>> {
+            let py = ids.py();
+            let bad = |item: &Bound<'_, PyAny>| -> PyErr {
+                match py
+                    .import("bytepair.errors")
+                    .and_then(|m| m.getattr("UnknownIdError"))
+                    .and_then(|c| c.call1((item, self.inner.vocab_size())))
+                {
+                    Ok(exc) => PyErr::from_value(exc),
+                    Err(err) => err,
+                }
+            };
+            let mut out = Vec::new();
+            if let Ok(n) = ids.len() {
+                out.reserve(n);
+            }
+            for item in ids.try_iter()? {
+                let item = item?;
+                if item.is_instance_of::<PyBool>() {
+                    return Err(bad(&item));
+                }
+                match item.extract::<i64>() {
+                    Ok(i) if (0..=Rank::MAX as i64).contains(&i) => out.push(i as Rank),
+                    _ => return Err(bad(&item)),
+                }
+            }
+            Ok(out)
+        }
+    }
+
+    #[pymethods]
+    impl PyEncoder {
+        /// `vocab`: id -> bytes of the regular tokens; `merges`: (bytes, bytes) in priority
+        /// order, or None for a rank table; `special_tokens`: (text, id) pairs.
+        #[new]
+        fn new(
+            py: Python<'_>,
+            vocab: &Bound<'_, PyDict>,
+            merges: Option<&Bound<'_, PyAny>>,
+            special_tokens: Vec<(String, Rank)>,
+            pattern: &str,
+        ) -> PyResult<Self> {
+            let mut v = Vec::with_capacity(vocab.len());
+            for (k, b) in vocab.iter() {
+                v.push((
+                    k.extract::<Rank>()?,
+                    b.cast::<PyBytes>()?.as_bytes().to_vec(),
+                ));
+            }
+            let merges = match merges {
+                None => None,
+                Some(m) => {
+                    let mut out = Vec::new();
+                    for pair in m.try_iter()? {
+                        let pair = pair?;
+                        let pair = pair.cast::<PyTuple>()?;
+                        out.push((
+                            pair.get_item(0)?.cast::<PyBytes>()?.as_bytes().to_vec(),
+                            pair.get_item(1)?.cast::<PyBytes>()?.as_bytes().to_vec(),
+                        ));
+                    }
+                    Some(out)
+                }
+            };
+            let names: Vec<String> = special_tokens.iter().map(|(s, _)| s.clone()).collect();
+            let specials = special_tokens
+                .into_iter()
+                .map(|(s, i)| (s.into_bytes(), i))
+                .collect();
+            let built = py.detach(|| Encoder::new(v, merges.as_deref(), specials, pattern));
+            let inner = built.map_err(|e| to_py(py, e, 0))?;
+            Ok(PyEncoder {
+                inner: Arc::new(inner),
+                names,
+            })
+        }
+
+        /// One more than the largest id.
+        #[getter]
+        fn vocab_size(&self) -> usize {
+            self.inner.vocab_size()
+        }
+
+        /// The canonical merge list (rank tables: each token's last merge under rank-BPE).
+        fn merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+            let merges = py.detach(|| self.inner.merges_from_ranks());
+            let items: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> = merges
+                .iter()
+                .map(|(a, b)| (PyBytes::new(py, a), PyBytes::new(py, b)))
+                .collect();
+            PyList::new(py, items)
+        }
+
+        fn encode<'py>(
+            &self,
+            py: Python<'py>,
+            text: &Bound<'py, PyString>,
+            allowed: &Bound<'py, PyAny>,
+            disallowed: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyList>> {
+            let policy = self.policy(allowed, disallowed)?;
+            let bytes = str_bytes(text)?;
+            self.encode_policy(py, &bytes, &policy)
+        }
+
+        fn encode_ordinary<'py>(
+            &self,
+            py: Python<'py>,
+            text: &Bound<'py, PyString>,
+        ) -> PyResult<Bound<'py, PyList>> {
+            let bytes = str_bytes(text)?;
+            let ids = if bytes.len() < DETACH_BYTES {
+                self.inner.encode_ordinary(&bytes)
+            } else {
+                py.detach(|| self.inner.encode_ordinary(&bytes))
+            };
+            ids_list(py, &ids)
+        }
+
+        fn encode_bytes<'py>(
+            &self,
+            py: Python<'py>,
+            data: &[u8],
+            allowed: &Bound<'py, PyAny>,
+            disallowed: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyList>> {
+            let policy = self.policy(allowed, disallowed)?;
+            self.encode_policy(py, data, &policy)
+        }
+
+        #[pyo3(signature = (texts, allowed, disallowed, threads=0))]
+        fn encode_batch<'py>(
+            &self,
+            py: Python<'py>,
+            texts: &Bound<'py, PyAny>,
+            allowed: &Bound<'py, PyAny>,
+            disallowed: &Bound<'py, PyAny>,
+            threads: usize,
+        ) -> PyResult<Bound<'py, PyList>> {
+            let policy = self.policy(allowed, disallowed)?;
+            let strs: Vec<Bound<'py, PyString>> = texts
+                .try_iter()?
+                .map(|t| Ok(t?.cast_into::<PyString>()?))
+                .collect::<PyResult<_>>()?;
+            let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
+            let out = py
+                .detach(|| encode_bulk::encode_batch(&self.inner, &bytes, &policy, threads))
+                .map_err(|e| self.err(py, e))?;
+            let lists: Vec<Bound<'py, PyList>> = out
+                .iter()
+                .map(|ids| ids_list(py, ids))
+                .collect::<PyResult<_>>()?;
+            PyList::new(py, lists)
+        }
+
+        /// (ids, [(start, end), ...]) with character offsets into `text`.
+        fn encode_with_offsets<'py>(
+            &self,
+            py: Python<'py>,
+            text: &Bound<'py, PyString>,
+            allowed: &Bound<'py, PyAny>,
+            disallowed: &Bound<'py, PyAny>,
+        ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+            let policy = self.policy(allowed, disallowed)?;
+            let bytes = str_bytes(text)?;
+            let (ids, spans) = py
+                .detach(|| {
+                    let (ids, spans) = self.inner.encode_with_spans(&bytes, &policy)?;
+                    Ok((ids, char_spans(&bytes, &spans)))
+                })
+                .map_err(|e| self.err(py, e))?;
+            Ok((ids_list(py, &ids)?, PyList::new(py, spans)?))
+        }
+
+        /// A streaming encoder with this special-token policy.
+        fn stream(
+            slf: &Bound<'_, Self>,
+            allowed: &Bound<'_, PyAny>,
+            disallowed: &Bound<'_, PyAny>,
+        ) -> PyResult<PyStream> {
+            let me = slf.get();
+            Ok(PyStream {
+                encoder: slf.clone().unbind(),
+                policy: me.policy(allowed, disallowed)?,
+                state: Mutex::new(Stream::default()),
+            })
+        }
+
+        /// Encodes a file to `.npy`; `progress(done_bytes, total_bytes)` is called now and then.
+        #[pyo3(signature = (path, out_path, allowed, disallowed, threads=0, progress=None))]
+        #[allow(clippy::too_many_arguments)]
+        fn encode_file(
+            &self,
+            py: Python<'_>,
+            path: PathBuf,
+            out_path: PathBuf,
+            allowed: &Bound<'_, PyAny>,
+            disallowed: &Bound<'_, PyAny>,
+            threads: usize,
+            progress: Option<Py<PyAny>>,
+        ) -> PyResult<u64> {
+            let policy = self.policy(allowed, disallowed)?;
+            let mut py_error: Option<PyErr> = None;
+            let result = py.detach(|| {
+                let mut report = |done: u64, total: u64| -> Result<(), Error> {
+                    Python::attach(|py| {
+                        let r = py.check_signals().and_then(|_| match &progress {
+                            Some(f) => f.call1(py, (done, total)).map(|_| ()),
+                            None => Ok(()),
+                        });
+                        r.map_err(|e| {
+                            py_error = Some(e);
+                            Error::Interrupted
+                        })
+                    })
+                };
+                encode_bulk::encode_file(
+                    &self.inner,
+                    &path,
+                    &out_path,
+                    &policy,
+                    threads,
+                    &mut report,
+                )
+            });
+            match (result, py_error) {
+                (_, Some(e)) => Err(e),
+                (Ok(n), None) => Ok(n),
+                (Err(e), None) => Err(self.err(py, e)),
+            }
+        }
+
+        fn decode_bytes<'py>(
+            &self,
+            py: Python<'py>,
+            ids: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyBytes>> {
+            let ids = self.ids(ids)?;
+            let bytes = self.inner.decode_bytes(&ids).map_err(|e| self.err(py, e))?;
+            Ok(PyBytes::new(py, &bytes))
+        }
+    }
+
+    impl PyEncoder {
+        fn encode_policy<'py>(
+            &self,
+            py: Python<'py>,
+            bytes: &[u8],
+            policy: &SpecialPolicy,
+        ) -> PyResult<Bound<'py, PyList>> {
+            let ids = if bytes.len() < DETACH_BYTES {
+                self.inner.encode(bytes, policy)
+            } else {
+                py.detach(|| self.inner.encode(bytes, policy))
+            }
+            .map_err(|e| self.err(py, e))?;
+            ids_list(py, &ids)
+        }
+    }
+
+    /// Incremental encoding for `Tokenizer.encode_iterable`: holds only the text after the
+    /// last safe cut and starts no thread.
+    #[pyclass(frozen, name = "Stream", module = "bytepair._core")]
+    pub struct PyStream {
+        encoder: Py<PyEncoder>,
+        policy: SpecialPolicy,
+        state: Mutex<Stream>,
+    }
+
+    #[pymethods]
+    impl PyStream {
+        /// Adds text; returns the ids that can no longer change.
+        fn feed<'py>(
+            &self,
+            py: Python<'py>,
+            text: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyList>> {
+            let enc = self.encoder.get();
+            let bytes = match text.cast::<PyString>() {
+                Ok(s) => str_bytes(s)?.into_owned(),
+                Err(_) => text.cast::<PyBytes>()?.as_bytes().to_vec(),
+            };
+            let mut state = self.state.lock().unwrap();
+            let ids = state
+                .feed(&enc.inner, &bytes, &self.policy)
+                .map_err(|e| enc.err(py, e))?;
+            ids_list(py, &ids)
+        }
+
+        /// Encodes the rest.
+        fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+            let enc = self.encoder.get();
+            let mut state = self.state.lock().unwrap();
+            let ids = state
+                .finish(&enc.inner, &self.policy)
+                .map_err(|e| enc.err(py, e))?;
+            ids_list(py, &ids)
+        }
     }
 }

@@ -69,3 +69,25 @@ def tiktoken_encoding(tiktoken_cache):
     import tiktoken
 
     return tiktoken.get_encoding
+
+
+# -- encoding (tests/test_encode*.py) ---------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tiktoken_pair(tiktoken_encoding):
+    """pair(name) -> (tiktoken.Encoding, bytepair.Tokenizer on the same ranks, specials and
+    pattern), each built once per session (o200k takes a second)."""
+    from bytepair import Tokenizer
+
+    built = {}
+
+    def get(name):
+        if name not in built:
+            enc = tiktoken_encoding(name)
+            vocab = {rank: token for token, rank in enc._mergeable_ranks.items()}
+            tok = Tokenizer(vocab, None, special_tokens=enc._special_tokens, pattern=name)
+            built[name] = (enc, tok)
+        return built[name]
+
+    return get

@@ -11,13 +11,15 @@
 
 from __future__ import annotations
 
+import codecs
 import os
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Literal
 
-from bytepair import patterns
-from bytepair.errors import SpecialTokenError, UnknownIdError, VocabError
+from bytepair import _core, patterns
+from bytepair.errors import CorpusError, SpecialTokenError, VocabError
 
 Merge = tuple[bytes, bytes]
 SpecialSet = Literal["all"] | Collection[str]
@@ -46,27 +48,21 @@ class Tokenizer:
         self._ranks = {b: i for i, b in self._vocab.items()}
         self._special_tokens = _checked_special_tokens(special_tokens, self._ranks, self._vocab)
         self._rank_mode = merges is None
-        if merges is None:
-            from bytepair.reference import merges_from_ranks
-
-            merges = merges_from_ranks(
-                {b: i for b, i in self._ranks.items() if i not in self._special_ids()}
-            )
-        self._merges = _checked_merges(merges, self._ranks)
+        self._merges = None if merges is None else _checked_merges(merges, self._ranks)
         self._decoder = dict(self._vocab)
         for token, i in self._special_tokens.items():
             self._decoder[i] = token.encode("utf-8")
         self._encoder = self._build_encoder()
+        self._default_policy = self._special_policy(frozenset(), "all")
 
     def _special_ids(self) -> set[int]:
         return set(self._special_tokens.values())
 
-    def _build_encoder(self):
-        from bytepair.reference import Encoder
-
-        regular = {i: b for i, b in self._vocab.items() if i not in self._special_ids()}
-        return Encoder(
-            regular, None if self._rank_mode else self._merges, self._special_tokens, self._pattern
+    def _build_encoder(self) -> _core.Encoder:
+        special_ids = self._special_ids()
+        regular = {i: b for i, b in self._vocab.items() if i not in special_ids}
+        return _core.Encoder(
+            regular, self._merges, list(self._special_tokens.items()), self._pattern
         )
 
     # -- what the tokenizer is ------------------------------------------------------------
@@ -78,7 +74,13 @@ class Tokenizer:
 
     @property
     def merges(self) -> list[Merge]:
-        """The merges, earliest (highest priority) first."""
+        """The merges, earliest (highest priority) first.
+
+        For a rank table (``merges=None``) they are derived once, in Rust: each multi-byte
+        token's merge is the last step of rank-BPE on its bytes using only lower ranks.
+        """
+        if self._merges is None:
+            self._merges = [tuple(m) for m in self._encoder.merges()]
         return list(self._merges)
 
     @property
@@ -102,7 +104,7 @@ class Tokenizer:
     def __repr__(self) -> str:
         name = patterns.name_of(self._pattern) or "custom"
         return (
-            f"Tokenizer(vocab_size={self.vocab_size}, merges={len(self._merges)}, "
+            f"Tokenizer(vocab_size={self.vocab_size}, merges={len(self.merges)}, "
             f"special_tokens={list(self._special_tokens)!r}, pattern={name!r})"
         )
 
@@ -124,10 +126,17 @@ class Tokenizer:
                     f"allowed_special names {sorted(unknown)!r}, which are not special tokens of "
                     f"this tokenizer (it has {sorted(specials)!r})"
                 )
-        disallowed = specials - allowed if disallowed_special == "all" else frozenset(
-            disallowed_special
+        disallowed = (
+            specials - allowed if disallowed_special == "all" else frozenset(disallowed_special)
         )
         return allowed, disallowed
+
+    def _policy(
+        self, allowed_special: SpecialSet, disallowed_special: SpecialSet
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        if not allowed_special and disallowed_special == "all":
+            return self._default_policy
+        return self._special_policy(allowed_special, disallowed_special)
 
     def encode(
         self,
@@ -138,17 +147,25 @@ class Tokenizer:
     ) -> list[int]:
         """Encodes text. Special-token text raises unless allowed (tiktoken's rule).
 
+        Lone surrogates in ``text`` are encoded as U+FFFD, as tiktoken does.
+
         >>> import bytepair
         >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
         >>> tok.encode("hi")
         [104, 105]
         """
-        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        return self._encoder.encode(text, allowed, disallowed)
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        return self._encoder.encode(_checked_str(text), allowed, disallowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Encodes text, treating special-token text as plain text."""
-        return self._encoder.encode_ordinary(text)
+        """Encodes text, treating special-token text as plain text.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<s>"])
+        >>> tok.encode_ordinary("<s>")
+        [60, 115, 62]
+        """
+        return self._encoder.encode_ordinary(_checked_str(text))
 
     def encode_bytes(
         self,
@@ -157,9 +174,16 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
     ) -> list[int]:
-        """Encodes bytes; invalid UTF-8 is kept as raw bytes, exactly as training does."""
-        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        return self._encoder.encode_bytes(bytes(data), allowed, disallowed)
+        """Encodes bytes; invalid UTF-8 is kept as raw bytes, exactly as training does.
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).encode_bytes(b"a\\xff")
+        [97, 255]
+        """
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        if not isinstance(data, bytes):
+            data = bytes(data)
+        return self._encoder.encode_bytes(data, allowed, disallowed)
 
     def encode_batch(
         self,
@@ -169,9 +193,17 @@ class Tokenizer:
         disallowed_special: SpecialSet = "all",
         threads: int | None = None,
     ) -> list[list[int]]:
-        """Encodes many texts; the same result as encoding each in turn."""
-        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        return [self._encoder.encode(t, allowed, disallowed) for t in texts]
+        """Encodes many texts in parallel (``threads`` workers, default all cores), with the
+        GIL released; the same result as encoding each in turn.
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).encode_batch(["a", "b"])
+        [[97], [98]]
+        """
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        if isinstance(texts, str):
+            raise TypeError("encode_batch takes a list of str; for one text, call encode")
+        return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
 
     def encode_iterable(
         self,
@@ -182,59 +214,116 @@ class Tokenizer:
     ) -> Iterator[int]:
         """Encodes a stream of text (lines of a file, say) lazily, in bounded memory.
 
-        The ids are exactly those of encoding the concatenated text: a pre-token or a special
-        token cut by a chunk boundary is carried over to the next chunk.
+        The ids are exactly those of encoding the concatenated text: the core keeps only the
+        text after the last point where the pattern provably splits (a space or a newline
+        between visible characters, see ``docs/design.md``), so memory stays flat however long
+        the stream. It starts no threads. A custom pattern has no provable cut points, so its
+        text is held until the end.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+        >>> list(tok.encode_iterable(["a ", "b"]))
+        [97, 32, 98]
         """
-        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        carry = ""
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        stream = self._encoder.stream(allowed, disallowed)
         for chunk in iterable:
-            text = carry + chunk
-            head, carry = self._safe_cut(text)
-            if head:
-                yield from self._encoder.encode(head, allowed, disallowed)
-        if carry:
-            yield from self._encoder.encode(carry, allowed, disallowed)
+            ids = stream.feed(chunk)
+            if ids:
+                yield from ids
+        yield from stream.finish()
 
-    def _safe_cut(self, text: str) -> tuple[str, str]:
-        """Splits text into a head whose encoding cannot change whatever follows, and a tail
-        to carry: the last pre-token (it may grow) and any partial special token."""
-        from bytepair.reference import pretokenize
+    def encode_file(
+        self,
+        path: str | os.PathLike,
+        out_path: str | os.PathLike,
+        *,
+        allowed_special: SpecialSet = "all",
+        disallowed_special: SpecialSet = (),
+        threads: int | None = None,
+        progress: bool | Callable[[int, int], object] | None = None,
+    ) -> int:
+        """Encodes a file into a NumPy ``.npy`` array of ids and returns the number of ids.
 
-        # A partial special token at the end must wait for the rest of it.
-        hold = 0
-        for token in self._special_tokens:
-            for k in range(min(len(token) - 1, len(text)), 0, -1):
-                if text.endswith(token[:k]):
-                    hold = max(hold, k)
-                    break
-        body = text[: len(text) - hold]
-        pieces = pretokenize(body, self._pattern)
-        if len(pieces) <= 1:
-            return "", text
-        cut = len(body) - len(pieces[-1])
-        return text[:cut], text[cut:]
+        Unlike ``encode``, special tokens are **allowed by default**: this prepares training
+        data, where they separate documents. The input is read as bytes (invalid UTF-8 kept
+        as raw bytes), memory-mapped and encoded in parallel (``threads``, default all cores)
+        in chunks cut where the pattern provably splits, so the ids equal ``encode_bytes`` of
+        the whole file. The array is uint16 when ``vocab_size <= 65536``, else uint32; it is
+        written to a temporary file and renamed, so a crash never leaves half an array.
+        ``progress``: None shows a bar on stderr when it is a terminal; True always, False
+        never; or a function called with (bytes done, bytes total).
+
+        >>> import bytepair, numpy, pathlib, tempfile
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "in.txt").write_text("hi")
+        >>> tok.encode_file(d / "in.txt", d / "ids.npy")
+        2
+        >>> numpy.load(d / "ids.npy").tolist()
+        [104, 105]
+        """
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        path, out_path = os.fspath(path), os.fspath(out_path)
+        if not os.path.isfile(path):
+            what = "is a directory" if os.path.isdir(path) else "does not exist"
+            raise CorpusError(f"{path} {what}: encode_file needs a text file")
+        report = progress if callable(progress) else _stderr_bar(path, progress)
+        return self._encoder.encode_file(
+            path, out_path, allowed, disallowed, _threads(threads), report
+        )
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """Encodes text and gives each token's (start, end) character offsets in ``text``.
+
+        A token that holds only part of a multi-byte character (a byte-level vocab splits
+        rare characters) gets that whole character's span, so neighbouring tokens may share
+        it. Offsets index ``text`` after lone surrogates become U+FFFD.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+        >>> tok.encode_with_offsets("aé")
+        ([97, 195, 169], [(0, 1), (1, 2), (1, 2)])
+        """
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        return self._encoder.encode_with_offsets(_checked_str(text), allowed, disallowed)
 
     # -- decoding ---------------------------------------------------------------------------
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """Concatenates the tokens' bytes.
+        """Concatenates the tokens' bytes. Ids may be Python or NumPy integers.
 
         >>> import bytepair
         >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).decode_bytes([104, 105])
         b'hi'
         """
-        out = []
-        decoder = self._decoder
-        for i in ids:
-            try:
-                out.append(decoder[i])
-            except (KeyError, TypeError):
-                raise UnknownIdError(i, self.vocab_size) from None
-        return b"".join(out)
+        return self._encoder.decode_bytes(ids)
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        """Decodes ids to text: bytes first, then UTF-8 (invalid sequences become U+FFFD)."""
-        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+        """Decodes ids to text: bytes first, then UTF-8 (invalid sequences become U+FFFD).
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).decode([104, 105])
+        'hi'
+        """
+        return self._encoder.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decoder(self, errors: str = "replace") -> IncrementalDecoder:
+        """An incremental decoder for streaming generation: feed ids as they come, get text
+        as soon as its UTF-8 is complete.
+
+        >>> import bytepair
+        >>> d = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).decoder()
+        >>> d.feed(0xC3), d.feed(0xA9), d.flush()
+        ('', 'é', '')
+        """
+        return IncrementalDecoder(self, errors)
 
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text`` as strings (a token that is partial UTF-8 shows U+FFFD).
@@ -335,8 +424,10 @@ def _checked_special_tokens(
             f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
             f"write [{special_tokens!r}]"
         )
-    given = special_tokens.items() if isinstance(special_tokens, Mapping) else (
-        (t, None) for t in special_tokens
+    given = (
+        special_tokens.items()
+        if isinstance(special_tokens, Mapping)
+        else ((t, None) for t in special_tokens)
     )
     out: dict[str, int] = {}
     next_id = max(vocab) + 1
@@ -372,3 +463,60 @@ def _checked_merges(merges: Sequence[Merge], ranks: dict[bytes, int]) -> list[Me
                 )
         out.append((a, b))
     return out
+
+
+# -- encoding and decoding helpers ----------------------------------------------------------
+
+
+class IncrementalDecoder:
+    """Turns ids into text as they arrive (streaming generation): text comes out only once
+    its UTF-8 is complete, so a character split over two tokens is never garbled.
+
+    The concatenated output equals ``tok.decode(all_ids)``.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, errors: str = "replace"):
+        self._encoder = tokenizer._encoder
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
+
+    def feed(self, ids: int | Iterable[int]) -> str:
+        """Adds one id (or several); returns the text completed so far."""
+        if not isinstance(ids, Iterable):
+            ids = (ids,)
+        return self._utf8.decode(self._encoder.decode_bytes(ids))
+
+    def flush(self) -> str:
+        """Ends the stream: an incomplete character at the end becomes U+FFFD."""
+        return self._utf8.decode(b"", final=True)
+
+
+def _checked_str(text: object) -> str:
+    if not isinstance(text, str):
+        hint = "; for bytes, call encode_bytes" if isinstance(text, (bytes, bytearray)) else ""
+        raise TypeError(f"expected a str to encode, got {type(text).__name__}{hint}")
+    return text
+
+
+def _threads(threads: int | None) -> int:
+    """0 means all cores (the core's convention)."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive int or None (all cores), got {threads!r}")
+    return threads
+
+
+def _stderr_bar(path: str, show: bool | None) -> Callable[[int, int], None] | None:
+    """A one-line progress bar on stderr (shown when stderr is a terminal, or when asked)."""
+    if show is False or (show is None and not sys.stderr.isatty()):
+        return None
+    name = os.path.basename(path)
+
+    def report(done: int, total: int) -> None:
+        frac = done / total if total else 1.0
+        bar = "#" * int(frac * 30)
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r{name}: [{bar:<30}] {frac:6.1%} of {total / 1e6:.1f} MB{end}")
+        sys.stderr.flush()
+
+    return report

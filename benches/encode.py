@@ -1,0 +1,223 @@
+"""Encoding speed: bytepair vs tiktoken vs HF tokenizers, same vocab, same text, one run.
+
+    python benches/encode.py [--mb 4] [--runs 5] [--file-mb 200]
+
+Prints single-thread MB/s on English prose, Chinese and code; batch throughput on all cores;
+the pathological single pre-tokens (tiktoken is quadratic there, so it gets growing sizes
+until one takes over --cap seconds); and encode_file's peak RSS. Medians of --runs runs.
+Text comes from /work/data/*.txt (or the xz corpora in ../shared). Set TIKTOKEN_CACHE_DIR
+or let the script prepare it from ../shared/fixtures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import lzma
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
+DATA = Path(os.environ.get("BYTEPAIR_DATA", "/work/data"))
+VOCABS = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
+CORPORA = {"English": "en-prose", "Chinese": "zh-prose", "code": "code"}
+
+
+def text_of(name: str, nbytes: int) -> str:
+    path = DATA / f"{name}.txt"
+    if path.exists():
+        with open(path, "rb") as f:
+            data = f.read(nbytes)
+    else:
+        with lzma.open(SHARED / "corpora" / f"{name}.txt.xz") as f:
+            data = f.read(nbytes)
+    return data[: data.rfind(b"\n") + 1].decode("utf-8", errors="replace")
+
+
+def median_time(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def load_tiktoken(name: str):
+    import tiktoken
+
+    if "TIKTOKEN_CACHE_DIR" not in os.environ:
+        cache = Path(tempfile.gettempdir()) / "bytepair-bench-tiktoken"
+        cache.mkdir(exist_ok=True)
+        subprocess.run(
+            [sys.executable, str(SHARED / "fixtures" / "tiktoken_offline.py"), str(cache)],
+            check=True,
+            capture_output=True,
+            env={**os.environ, "TIKTOKEN_CACHE_DIR": ""},
+        )
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+    return tiktoken.get_encoding(name)
+
+
+def load_hf(name: str):
+    if name != "gpt2":
+        return None  # HF has no ready-made cl100k/o200k byte-level file here.
+    from tokenizers import Tokenizer as HF
+
+    return HF.from_file(str(SHARED / "fixtures" / "tokenizers" / "gpt2" / "tokenizer.json"))
+
+
+def row(label: str, nbytes: int, secs: dict[str, float | None]) -> None:
+    bp = secs["bytepair"]
+    cells = []
+    for who, s in secs.items():
+        if s is None:
+            cells.append(f"{who} -")
+            continue
+        ratio = "" if who == "bytepair" else f" (bytepair {s / bp:.1f}x)"
+        cells.append(f"{who} {nbytes / s / 1e6:7.1f} MB/s{ratio}")
+    print(f"  {label:<18}" + " | ".join(cells))
+
+
+def bench_vocab(name: str, args) -> None:
+    from bytepair import Tokenizer
+
+    enc = load_tiktoken(name)
+    t = time.perf_counter()
+    vocab = {rank: token for token, rank in enc._mergeable_ranks.items()}
+    tok = Tokenizer(vocab, None, special_tokens=enc._special_tokens, pattern=VOCABS[name])
+    print(f"\n{name}: Tokenizer built in {time.perf_counter() - t:.2f} s")
+    hf = load_hf(name)
+    threads = os.cpu_count() or 1
+    for label, corpus in CORPORA.items():
+        text = text_of(corpus, args.mb * 1_000_000)
+        n = len(text.encode("utf-8"))
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), f"{name} {corpus} differs"
+        secs = {
+            "bytepair": median_time(lambda text=text: tok.encode_ordinary(text), args.runs),
+            "tiktoken": median_time(lambda text=text: enc.encode_ordinary(text), args.runs),
+            "HF": None,
+        }
+        if hf is not None:
+            secs["HF"] = median_time(
+                lambda text=text: hf.encode(text, add_special_tokens=False), args.runs
+            )
+        row(f"{label} 1 thread", n, secs)
+        docs = text.splitlines(keepends=True)
+        docs = ["".join(docs[i : i + 20]) for i in range(0, len(docs), 20)]
+        one = secs["bytepair"]
+        secs = {
+            "bytepair": median_time(lambda docs=docs: tok.encode_batch(docs), args.runs),
+            "tiktoken": median_time(
+                lambda docs=docs: enc.encode_ordinary_batch(docs, num_threads=threads), args.runs
+            ),
+            "HF": None,
+        }
+        if hf is not None:
+            secs["HF"] = median_time(
+                lambda docs=docs: hf.encode_batch(docs, add_special_tokens=False), args.runs
+            )
+        row(f"{label} batch x{threads}", n, secs)
+        print(f"  {'':<18}bytepair batch / 1 thread: {one / secs['bytepair']:.2f}x")
+
+
+def bench_pathological(args) -> None:
+    from bytepair import Tokenizer
+
+    print(f"\nPathological single pre-tokens (tiktoken capped at {args.cap:.0f} s):")
+    cases = [
+        ("gpt2", "letter a", "a"),
+        ("gpt2", "digits", "1234567890"),
+        ("cl100k_base", "letter a", "a"),
+        ("o200k_base", "CJK 的", "的"),
+    ]
+    built = {}
+    for name, label, unit in cases:
+        if name not in built:
+            enc = load_tiktoken(name)
+            vocab = {rank: token for token, rank in enc._mergeable_ranks.items()}
+            built[name] = (enc, Tokenizer(vocab, None, pattern=VOCABS[name]))
+        enc, tok = built[name]
+        big = (unit * 1_000_000)[: 1_000_000 // len(unit.encode())]
+        t_bp = median_time(lambda big=big, tok=tok: tok.encode_ordinary(big), 3)
+        size, t_tt = 1000, None
+        while size <= len(big):
+            piece = big[: size // len(unit.encode())]
+            t = median_time(lambda piece=piece, enc=enc: enc.encode_ordinary(piece), 1)
+            t_tt = (size, t)
+            if t > args.cap / 4:
+                break
+            size *= 2
+        tt_size, tt_secs = t_tt
+        piece = big[: tt_size // len(unit.encode())]
+        t_bp_same = median_time(lambda piece=piece, tok=tok: tok.encode_ordinary(piece), 3)
+        print(
+            f"  {name:<12}{label:<10} bytepair 1 MB in {t_bp * 1e3:7.1f} ms | "
+            f"at {tt_size // 1000} KB: "
+            f"bytepair {t_bp_same * 1e3:.2f} ms, tiktoken {tt_secs * 1e3:.0f} ms "
+            f"({tt_secs / t_bp_same:.0f}x)"
+        )
+
+
+def bench_file(args) -> None:
+    print(f"\nencode_file on {args.file_mb} MB (o200k, all cores): peak RSS of a fresh process")
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "in.txt"
+        block = "".join(text_of(c, 2_000_000) for c in CORPORA.values()).encode()
+        with open(src, "wb") as f:
+            for _ in range(args.file_mb * 1_000_000 // len(block) + 1):
+                f.write(block)
+        script = f"""
+import resource, time, tiktoken
+from bytepair import Tokenizer
+enc = tiktoken.get_encoding("o200k_base")
+tok = Tokenizer({{r: t for t, r in enc._mergeable_ranks.items()}}, None,
+                special_tokens=enc._special_tokens, pattern="o200k")
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+n = tok.encode_file({str(src)!r}, {str(Path(d) / "ids.npy")!r}, progress=False)
+dt = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(n, dt, base, peak)
+"""
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=os.environ,
+        )
+        n, dt, base, peak = out.stdout.split()
+        size = src.stat().st_size
+        print(
+            f"  {int(n):,} ids in {float(dt):.1f} s ({size / float(dt) / 1e6:.1f} MB/s); peak "
+            f"RSS {int(peak) / 1024:.0f} MB (tokenizer loaded: {int(base) / 1024:.0f} MB)"
+        )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mb", type=int, default=4, help="MB of each corpus (default 4)")
+    p.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
+    p.add_argument("--cap", type=float, default=8.0, help="seconds for tiktoken's worst case")
+    p.add_argument("--file-mb", type=int, default=200, help="encode_file input size (0: skip)")
+    p.add_argument("--vocab", action="append", choices=list(VOCABS), help="default: all")
+    args = p.parse_args()
+    print(
+        f"bytepair vs tiktoken vs HF tokenizers; {os.cpu_count()} cores; medians of "
+        f"{args.runs}; ratios are bytepair's speed over the other's"
+    )
+    for name in args.vocab or VOCABS:
+        bench_vocab(name, args)
+    bench_pathological(args)
+    if args.file_mb:
+        bench_file(args)
+
+
+if __name__ == "__main__":
+    main()

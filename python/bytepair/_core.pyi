@@ -1,0 +1,55 @@
+"""Typed stubs for the Rust extension ``bytepair._core``. Each section belongs to the Rust
+file it wraps; add yours in its own section."""
+
+from collections.abc import Callable, Iterable
+from os import PathLike
+
+def core_version() -> str: ...
+
+# -- encoder (src/encode.rs, src/encode_bulk.rs) ---------------------------------------------
+
+class Encoder:
+    """A byte-level BPE encoder/decoder; ``bytepair.Tokenizer`` wraps it."""
+
+    def __init__(
+        self,
+        vocab: dict[int, bytes],
+        merges: Iterable[tuple[bytes, bytes]] | None,
+        special_tokens: list[tuple[str, int]],
+        pattern: str,
+    ) -> None: ...
+    @property
+    def vocab_size(self) -> int: ...
+    def merges(self) -> list[tuple[bytes, bytes]]: ...
+    def encode(self, text: str, allowed: Iterable[str], disallowed: Iterable[str]) -> list[int]: ...
+    def encode_ordinary(self, text: str) -> list[int]: ...
+    def encode_bytes(
+        self, data: bytes, allowed: Iterable[str], disallowed: Iterable[str]
+    ) -> list[int]: ...
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        allowed: Iterable[str],
+        disallowed: Iterable[str],
+        threads: int = 0,
+    ) -> list[list[int]]: ...
+    def encode_with_offsets(
+        self, text: str, allowed: Iterable[str], disallowed: Iterable[str]
+    ) -> tuple[list[int], list[tuple[int, int]]]: ...
+    def stream(self, allowed: Iterable[str], disallowed: Iterable[str]) -> Stream: ...
+    def encode_file(
+        self,
+        path: str | PathLike[str],
+        out_path: str | PathLike[str],
+        allowed: Iterable[str],
+        disallowed: Iterable[str],
+        threads: int = 0,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int: ...
+    def decode_bytes(self, ids: Iterable[int]) -> bytes: ...
+
+class Stream:
+    """Incremental encoding: holds only the text after the last safe cut."""
+
+    def feed(self, text: str | bytes) -> list[int]: ...
+    def finish(self) -> list[int]: ...

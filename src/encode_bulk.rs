@@ -1,0 +1,325 @@
+//! Encoding at scale: batches on a thread pool, streams in bounded memory, files to `.npy`.
+//!
+//! Streams and files are cut into pieces encoded separately, so a cut must never change the
+//! ids. A cut at byte `c` is *safe* when the pre-tokenization of the whole text provably splits
+//! at `c` and no special token could span it:
+//! - the built-in patterns (gpt2, cl100k, o200k) split between a visible ASCII character and
+//!   a space: no alternative of any of them matches (non-space, space) inside one piece, and
+//!   the lookaheads (`(?!\S)`, `$`) are only on whitespace pieces, which cannot end just
+//!   before `c` here;
+//! - they also split before a visible ASCII character that follows `"\n"` preceded by a
+//!   visible ASCII character. The `"\n"` is a piece of its own, or the end of a piece (cl100k
+//!   and o200k glue punctuation to the newlines after it) whether the text ends there or
+//!   not. Why the character *before* the newline matters: gpt2's `\s++$` makes `" \n"` one
+//!   piece at the end of a text, but `" "`, `"\n"` in the middle of one.
+//! - no occurrence of any special token touches bytes `c - 2 .. c + 1`.
+//!
+//! A custom pattern has no provable cut: it is cut only where its text is already cut (the
+//! whole input is one piece otherwise).
+
+use crate::encode::{Encoder, SpecialPolicy};
+use crate::{Error, Rank};
+use rayon::prelude::*;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A rayon pool of `threads` threads (0 = all cores), built once per size and kept.
+/// Not rayon's global pool: `encode_iterable` must run under a tight address-space limit,
+/// where spawning a pool's stacks fails, so only the calls that want threads create one.
+pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, Error> {
+    type Pools = Vec<(usize, Arc<rayon::ThreadPool>)>;
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap();
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("bytepair-encode-{i}"))
+            .build()
+            .map_err(|e| Error::Io {
+                path: "<thread pool>".into(),
+                reason: format!("cannot start {threads} threads: {e}"),
+            })?,
+    );
+    pools.push((threads, p.clone()));
+    Ok(p)
+}
+
+/// Encodes each text; the same result as encoding them one by one.
+pub fn encode_batch<T: AsRef<[u8]> + Sync>(
+    enc: &Encoder,
+    texts: &[T],
+    policy: &SpecialPolicy,
+    threads: usize,
+) -> Result<Vec<Vec<Rank>>, Error> {
+    if texts.len() <= 1 || threads == 1 {
+        return texts
+            .iter()
+            .map(|t| enc.encode(t.as_ref(), policy))
+            .collect();
+    }
+    pool(threads)?.install(|| {
+        texts
+            .par_iter()
+            .map(|t| enc.encode(t.as_ref(), policy))
+            .collect()
+    })
+}
+
+/// Whether cutting `text` at `c` provably leaves the ids unchanged (see the module docs).
+/// Needs `2 <= c < text.len()` and, to see every special token that could touch the cut,
+/// `max_special_len` bytes of `text` after `c`.
+pub fn is_safe_cut(enc: &Encoder, text: &[u8], c: usize) -> bool {
+    if !enc.builtin_pattern() || c < 2 || c >= text.len() {
+        return false;
+    }
+    let (a, b, x) = (text[c - 2], text[c - 1], text[c]);
+    let text_ok = (b.is_ascii_graphic() && x == b' ')
+        || (a.is_ascii_graphic() && b == b'\n' && x.is_ascii_graphic());
+    if !text_ok {
+        return false;
+    }
+    let Some(ac) = enc.special_occurrences() else {
+        return true;
+    };
+    let m = enc.max_special_len();
+    let lo = c.saturating_sub(2 + m);
+    let hi = (c + 1 + m).min(text.len());
+    !ac.find_overlapping_iter(&text[lo..hi])
+        .any(|o| lo + o.start() < c + 1 && lo + o.end() > c - 2)
+}
+
+/// A streaming encoder: feed text, get the ids that can no longer change. Holds only the text
+/// after the last safe cut; never starts a thread.
+#[derive(Debug, Default)]
+pub struct Stream {
+    buf: Vec<u8>,
+    /// Positions below this were already searched for a cut without success.
+    searched: usize,
+}
+
+impl Stream {
+    /// Appends `chunk`; returns the ids of the text before the last safe cut.
+    pub fn feed(
+        &mut self,
+        enc: &Encoder,
+        chunk: &[u8],
+        policy: &SpecialPolicy,
+    ) -> Result<Vec<Rank>, Error> {
+        self.buf.extend_from_slice(chunk);
+        // A cut needs max_special_len bytes after it, to see special tokens through it.
+        let limit = self.buf.len().saturating_sub(enc.max_special_len() + 1);
+        let mut cut = None;
+        let mut c = limit;
+        while c > self.searched.max(1) {
+            if is_safe_cut(enc, &self.buf, c) {
+                cut = Some(c);
+                break;
+            }
+            c -= 1;
+        }
+        let Some(cut) = cut else {
+            self.searched = self.searched.max(limit);
+            return Ok(Vec::new());
+        };
+        let ids = enc.encode(&self.buf[..cut], policy)?;
+        self.buf.drain(..cut);
+        self.searched = limit - cut;
+        Ok(ids)
+    }
+
+    /// Encodes what is left.
+    pub fn finish(&mut self, enc: &Encoder, policy: &SpecialPolicy) -> Result<Vec<Rank>, Error> {
+        let ids = enc.encode(&self.buf, policy)?;
+        self.buf.clear();
+        self.searched = 0;
+        Ok(ids)
+    }
+}
+
+/// Input bytes per chunk of `encode_file`: big enough to amortize the thread hand-off, small
+/// enough that a wave of chunks and their ids stays far below the 300 MB budget.
+const FILE_CHUNK: usize = 1 << 20;
+/// Chunks encoded per wave, per thread.
+const CHUNKS_PER_THREAD: usize = 4;
+
+/// Encodes a file into a NumPy `.npy` array of ids (uint16 when the vocab fits, else uint32),
+/// written atomically. `progress(done_bytes, total_bytes)` is called after every wave and may
+/// stop the work by returning an error. Returns the number of tokens.
+pub fn encode_file(
+    enc: &Encoder,
+    path: &Path,
+    out_path: &Path,
+    policy: &SpecialPolicy,
+    threads: usize,
+    progress: &mut dyn FnMut(u64, u64) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    let io = |p: &Path, e: std::io::Error| Error::Io {
+        path: p.display().to_string(),
+        reason: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(|e| io(path, e))?;
+    let len = file.metadata().map_err(|e| io(path, e))?.len() as usize;
+    // SAFETY: the file is only read; a file truncated under us is the caller's race, as
+    // with any reader.
+    let map = if len == 0 {
+        None
+    } else {
+        Some(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(path, e))?)
+    };
+    let text: &[u8] = map.as_deref().unwrap_or(&[]);
+    if let Some(m) = &map {
+        let _ = m.advise(memmap2::Advice::Sequential);
+    }
+    let wide = enc.vocab_size() > 1 << 16;
+
+    let dir = out_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = out_path
+        .file_name()
+        .map_or("out.npy".into(), |n| n.to_string_lossy());
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let f = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        w.write_all(&npy_header(wide, 0)).map_err(|e| io(&tmp, e))?;
+        let pool = pool(threads)?;
+        let per_wave = pool.current_num_threads() * CHUNKS_PER_THREAD;
+        let mut count = 0u64;
+        let mut pos = 0usize;
+        let mut bytes = Vec::new();
+        while pos < text.len() {
+            let mut chunks = Vec::with_capacity(per_wave);
+            while chunks.len() < per_wave && pos < text.len() {
+                let end = next_cut(enc, text, pos + FILE_CHUNK);
+                chunks.push(&text[pos..end]);
+                pos = end;
+            }
+            let ids: Vec<Result<Vec<Rank>, Error>> =
+                pool.install(|| chunks.par_iter().map(|c| enc.encode(c, policy)).collect());
+            for ids in ids {
+                let ids = ids?;
+                count += ids.len() as u64;
+                bytes.clear();
+                if wide {
+                    bytes.extend(ids.iter().flat_map(|i| i.to_le_bytes()));
+                } else {
+                    bytes.extend(ids.iter().flat_map(|&i| (i as u16).to_le_bytes()));
+                }
+                w.write_all(&bytes).map_err(|e| io(&tmp, e))?;
+            }
+            // Drop the pages already encoded, so resident memory stays flat on huge files.
+            if let Some(m) = &map {
+                let page = 4096;
+                let done = pos / page * page;
+                if done > 0 {
+                    // SAFETY: a read-only file mapping: dropped pages are re-read from the file
+                    // if touched again, and nothing below `pos` is touched again.
+                    let _ = unsafe {
+                        m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, done)
+                    };
+                }
+            }
+            progress(pos as u64, text.len() as u64)?;
+        }
+        let mut f = w.into_inner().map_err(|e| io(&tmp, e.into_error()))?;
+        f.seek(SeekFrom::Start(0)).map_err(|e| io(&tmp, e))?;
+        f.write_all(&npy_header(wide, count))
+            .map_err(|e| io(&tmp, e))?;
+        f.sync_all().map_err(|e| io(&tmp, e))?;
+        Ok(count)
+    })();
+    match result {
+        Ok(count) => {
+            std::fs::rename(&tmp, out_path).map_err(|e| io(out_path, e))?;
+            Ok(count)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// The first safe cut at or after `from`, or the end of the text.
+fn next_cut(enc: &Encoder, text: &[u8], from: usize) -> usize {
+    let last = text.len().saturating_sub(enc.max_special_len() + 1);
+    (from..last)
+        .find(|&c| is_safe_cut(enc, text, c))
+        .unwrap_or(text.len())
+}
+
+/// A NumPy format 1.0 header for a 1-d little-endian uint16/uint32 array of `n` items, always
+/// 128 bytes so that it can be rewritten in place once `n` is known.
+pub fn npy_header(wide: bool, n: u64) -> Vec<u8> {
+    const LEN: usize = 128;
+    let descr = if wide { "<u4" } else { "<u2" };
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({n},), }}");
+    let mut h = b"\x93NUMPY\x01\x00".to_vec();
+    h.extend_from_slice(&((LEN - 10) as u16).to_le_bytes());
+    h.extend_from_slice(dict.as_bytes());
+    h.resize(LEN - 1, b' ');
+    h.push(b'\n');
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoder(pattern: &str, specials: &[&str]) -> Encoder {
+        let vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        let specials = specials
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.as_bytes().to_vec(), 1000 + i as Rank))
+            .collect();
+        Encoder::new(vocab, Some(&[]), specials, pattern).unwrap()
+    }
+
+    #[test]
+    fn safe_cuts_follow_the_rule() {
+        let enc = encoder("gpt2", &["<|x|>"]);
+        let t = b"ab cd\nef \ng<|x|> h";
+        assert!(is_safe_cut(&enc, t, 2)); // "b| "
+        assert!(is_safe_cut(&enc, t, 6)); // "d\n|e"
+        assert!(!is_safe_cut(&enc, t, 10)); // " \n|g": gpt2 would differ
+        assert!(!is_safe_cut(&enc, t, 16)); // ">| h": touches the special token
+        assert!(!is_safe_cut(&encoder(r"\S+|\s+", &[]), t, 2)); // custom pattern
+    }
+
+    #[test]
+    fn npy_header_is_aligned_and_parsable() {
+        let h = npy_header(true, 12345);
+        assert_eq!(h.len(), 128);
+        assert!(h.ends_with(b"\n"));
+        assert!(String::from_utf8_lossy(&h).contains("'shape': (12345,)"));
+    }
+
+    #[test]
+    fn stream_equals_whole() {
+        let enc = encoder("gpt2", &["<|x|>"]);
+        let text = b"hello world\nthe end <|x|> of it  \n\nnext line\nlast".repeat(5);
+        let policy = SpecialPolicy::all(1);
+        let want = enc.encode(&text, &policy).unwrap();
+        for step in [1, 3, 7, 64] {
+            let mut s = Stream::default();
+            let mut got = Vec::new();
+            for c in text.chunks(step) {
+                got.extend(s.feed(&enc, c, &policy).unwrap());
+            }
+            got.extend(s.finish(&enc, &policy).unwrap());
+            assert_eq!(got, want, "step {step}");
+        }
+    }
+}

@@ -1,0 +1,277 @@
+"""Encoding is exact: the same ids as tiktoken on its own vocabularies, in rank mode and (for
+GPT-2's published vocab.json + merges.txt) in merges mode."""
+
+from __future__ import annotations
+
+import json
+
+import bytepair
+import pytest
+from bytepair import DisallowedSpecialError, Tokenizer
+from conftest import CORPORA, corpus_sample, shared
+from hypothesis import given
+from hypothesis import strategies as st
+
+NAMES = ["gpt2", "r50k_base", "cl100k_base", "o200k_base"]
+PATTERN = {"gpt2": "gpt2", "r50k_base": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
+
+
+@pytest.fixture(scope="session")
+def pair(tiktoken_pair):
+    return tiktoken_pair
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's printable stand-ins for the 256 bytes (from its encoder.py, rewritten here)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
+    out, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return out
+
+
+@pytest.fixture(scope="session")
+def gpt2_merges_tokenizer():
+    """GPT-2 from the CS336 vocab.json + merges.txt, in merges mode (ids are not bytes)."""
+    decoder = {c: b for b, c in _bytes_to_unicode().items()}
+
+    def to_bytes(s: str) -> bytes:
+        return bytes(decoder[c] for c in s)
+
+    with open(shared("fixtures", "cs336", "gpt2_vocab.json"), encoding="utf-8") as f:
+        vocab = {i: to_bytes(s) for s, i in json.load(f).items()}
+    merges = []
+    with open(shared("fixtures", "cs336", "gpt2_merges.txt"), encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split(" ")
+            if len(parts) == 2 and not line.startswith("#version"):
+                merges.append((to_bytes(parts[0]), to_bytes(parts[1])))
+    return Tokenizer(vocab, merges, special_tokens=["<|endoftext|>"], pattern="gpt2")
+
+
+def sample_text(name: str, nbytes: int = 60_000) -> str:
+    return corpus_sample(name, nbytes).decode("utf-8", errors="replace")
+
+
+# -- every vocabulary, every corpus -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_corpora_equal_tiktoken(pair, name):
+    enc, tok = pair(name)
+    for corpus in CORPORA:
+        text = sample_text(corpus)
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), corpus
+        # With special-token text inserted between documents.
+        text = "<|endoftext|>".join([text[:5000], text[5000:9000], ""])
+        assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+
+
+def test_gpt2_merges_mode_equals_tiktoken(pair, gpt2_merges_tokenizer):
+    enc, _ = pair("gpt2")
+    assert gpt2_merges_tokenizer.special_tokens == {"<|endoftext|>": 50256}
+    for corpus in CORPORA:
+        text = sample_text(corpus)
+        assert gpt2_merges_tokenizer.encode_ordinary(text) == enc.encode_ordinary(text), corpus
+
+
+# Text that stresses pre-tokenization and BPE: whitespace runs, digits, CJK, emoji, marks,
+# contractions, long single pre-tokens (the heap path) and lone surrogates.
+_pieces = st.one_of(
+    st.text(max_size=30),
+    st.text(alphabet=" \t\n\r\u00a0\u3000\u2003", max_size=12),
+    st.text(alphabet="0123456789٣", max_size=40),
+    st.text(
+        alphabet="的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要", max_size=90
+    ),
+    st.text(alphabet="😀👍🏽🇺🇸\u200d❤️é́ñ", max_size=20),
+    st.sampled_from(
+        ["'s", "'LL", "'re", " don't", "'ve", "I'm", "<|endoftext|>", "<|endofprompt|>"]
+    ),
+    st.sampled_from(["\ud800", "\udfff", "\udbff\udc00", "\ud83d"]),
+    st.integers(65, 300).map(lambda n: "a" * n),
+    st.integers(65, 300).map(lambda n: " 7" * n),
+)
+texts = st.lists(_pieces, max_size=12).map("".join)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=texts)
+def test_property_random_text_equals_tiktoken(pair, name, text):
+    enc, tok = pair(name)
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+
+
+@given(text=texts)
+def test_property_gpt2_merges_mode_equals_tiktoken(pair, gpt2_merges_tokenizer, text):
+    enc, _ = pair("gpt2")
+    assert gpt2_merges_tokenizer.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
+def test_long_single_pretokens_equal_tiktoken(pair, name):
+    # Long enough for the heap path, short enough for tiktoken's quadratic loop.
+    enc, tok = pair(name)
+    for text in ["a" * 3000, "1" * 3000, "的" * 1500, "ab" * 1500, "\u00e9" * 2000]:
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text[:3]
+
+
+def test_lone_surrogates_encode_as_replacement_character(pair):
+    _, tok = pair("cl100k_base")
+    assert tok.encode("a\ud800b") == tok.encode("a\ufffdb")
+
+
+# -- merges derived from ranks ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["gpt2", "o200k_base"])
+def test_merges_from_ranks_give_the_same_encoding(pair, name):
+    """The derived merge list, used in merges mode, reproduces rank-mode encoding."""
+    enc, tok = pair(name)
+    merges = tok.merges
+    assert len(merges) == len(enc._mergeable_ranks) - 256
+    vocab = {rank: token for token, rank in enc._mergeable_ranks.items()}
+    via_merges = Tokenizer(vocab, merges, pattern=name)
+    for corpus in CORPORA:
+        text = sample_text(corpus, 20_000)
+        assert via_merges.encode_ordinary(text) == enc.encode_ordinary(text), corpus
+
+
+def test_gpt2_merges_from_ranks_equal_the_published_merges(pair, gpt2_merges_tokenizer):
+    _, tok = pair("gpt2")
+    assert tok.merges == gpt2_merges_tokenizer.merges
+
+
+# -- special tokens --------------------------------------------------------------------------
+
+
+def test_disallowed_special_raises_naming_the_token(pair):
+    enc, tok = pair("cl100k_base")
+    with pytest.raises(DisallowedSpecialError) as e:
+        tok.encode("hi <|endofprompt|> there")
+    assert e.value.token == "<|endofprompt|>"
+    assert "<|endofprompt|>" in str(e.value)
+    text = "hi <|endofprompt|> <|endoftext|>"
+    assert tok.encode(text, disallowed_special=()) == enc.encode(text, disallowed_special=())
+    assert tok.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=()) == enc.encode(
+        text, allowed_special={"<|endoftext|>"}, disallowed_special=()
+    )
+    with pytest.raises(DisallowedSpecialError):
+        tok.encode(text, allowed_special={"<|endoftext|>"})
+
+
+def test_specials_match_leftmost_longest():
+    vocab = {i: bytes([i]) for i in range(256)}
+    tok = Tokenizer(vocab, [], special_tokens=["<a>", "<a><b>"])
+    a, ab = tok.special_tokens["<a>"], tok.special_tokens["<a><b>"]
+    assert tok.encode("<a><b><a>", allowed_special="all") == [ab, a]
+    assert tok.encode("<a><b>", allowed_special={"<a>"}, disallowed_special=()) == [a, *b"<b>"]
+
+
+# -- batch -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_batch_equals_a_loop(pair, threads):
+    _, tok = pair("o200k_base")
+    docs = [sample_text(c, 30_000)[i * 997 : i * 997 + 900] for c in CORPORA for i in range(20)]
+    docs += ["", "<|endoftext|>", "a\ud800"]
+    want = [tok.encode(d, allowed_special="all") for d in docs]
+    assert tok.encode_batch(docs, allowed_special="all", threads=threads) == want
+    with pytest.raises(DisallowedSpecialError):
+        tok.encode_batch(docs, threads=threads)
+
+
+def test_batch_rejects_a_bare_string(pair):
+    _, tok = pair("gpt2")
+    with pytest.raises(TypeError, match="list of str"):
+        tok.encode_batch("abc")
+    with pytest.raises(ValueError, match="threads"):
+        tok.encode_batch(["abc"], threads=0)
+
+
+def test_encode_rejects_bytes_with_a_hint():
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    with pytest.raises(TypeError, match="encode_bytes"):
+        tok.encode(b"abc")
+
+
+def test_encode_bytes_keeps_invalid_utf8(pair):
+    _, tok = pair("gpt2")
+    ids = tok.encode_bytes(b"caf\xe9 \xff\xfe ok")
+    assert tok.decode_bytes(ids) == b"caf\xe9 \xff\xfe ok"
+
+
+# -- offsets ---------------------------------------------------------------------------------
+
+
+@given(text=texts)
+def test_property_offsets_cover_the_tokens(pair, text):
+    _, tok = pair("cl100k_base")
+    ids, offsets = tok.encode_with_offsets(text, allowed_special="all")
+    assert ids == tok.encode(text, allowed_special="all")
+    fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert len(offsets) == len(ids)
+    for i, (s, e) in zip(ids, offsets, strict=True):
+        piece = fixed[s:e].encode("utf-8")
+        # The token's bytes lie within the characters its span names.
+        assert tok.decode_bytes([i]) in piece
+    if offsets:
+        assert offsets[0][0] == 0 and offsets[-1][1] == len(fixed)
+
+
+def test_offsets_of_a_split_character():
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    ids, offsets = tok.encode_with_offsets("a€b")
+    assert ids == [97, 0xE2, 0x82, 0xAC, 98]
+    assert offsets == [(0, 1), (1, 2), (1, 2), (1, 2), (2, 3)]
+
+
+def test_bytepair_exports_tokenizer():
+    assert bytepair.Tokenizer is Tokenizer
+
+
+# -- the pure-Python reference ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def reference_encoders(pair, gpt2_merges_tokenizer):
+    """bytepair.reference.Encoder over the same vocabularies: the textbook algorithm."""
+    from bytepair import reference
+
+    enc, tok = pair("cl100k_base")
+    ranks = {i: b for b, i in enc._mergeable_ranks.items()}
+    cl100k = reference.Encoder(ranks, None, enc._special_tokens, tok.pattern)
+    g = gpt2_merges_tokenizer
+    regular = {i: b for i, b in g.vocab.items() if i not in g.special_tokens.values()}
+    gpt2 = reference.Encoder(regular, g.merges, g.special_tokens, g.pattern)
+    return {"cl100k_base": (cl100k, tok), "gpt2-merges": (gpt2, g)}
+
+
+@pytest.mark.parametrize("which", ["cl100k_base", "gpt2-merges"])
+@given(text=texts)
+def test_property_equals_reference(reference_encoders, which, text):
+    ref, tok = reference_encoders[which]
+    assert tok.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+    assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+def test_merges_from_ranks_equal_the_reference(pair):
+    """On a prefix of GPT-2's rank table (itself a rank table): the reference is slow."""
+    from bytepair import reference
+
+    enc, _ = pair("gpt2")
+    prefix = {b: r for b, r in enc._mergeable_ranks.items() if r < 8000}
+    tok = Tokenizer({r: b for b, r in prefix.items()}, None)
+    assert tok.merges == reference.merges_from_ranks(prefix)
+
+
+def test_bytes_input_equals_reference(reference_encoders):
+    ref, tok = reference_encoders["gpt2-merges"]
+    data = corpus_sample("multilingual", 20_000) + b"\xff\xfe abc \xc3( \xe2\x82"
+    assert tok.encode_bytes(data, disallowed_special=()) == ref.encode_bytes(data)
