@@ -1,11 +1,22 @@
 //! Pre-tokenization: cut text into the pieces BPE merges never cross.
 //!
-//! The built-in patterns (`gpt2`, `cl100k`, `o200k`) are tiktoken's exact regexes. Any other
-//! pattern string is compiled with fancy-regex, the engine tiktoken uses.
+//! The built-in patterns (`gpt2`, `cl100k`, `o200k`) are tiktoken's exact regexes, run by
+//! hand-written splitters on the bytes (`split/gpt2.rs`, ...: about 10x faster than the regex,
+//! see `benches/split.rs`); differential tests (`split/differential.rs`) show they cut exactly
+//! where fancy-regex does. Any other pattern string is compiled with fancy-regex, the engine
+//! tiktoken uses.
 //!
 //! Input is bytes. Invalid UTF-8 is never dropped: each invalid byte is one character of the
 //! punctuation class (not a letter, number, mark or whitespace), which is how Python's
 //! `regex` module sees the lone surrogates that `errors="surrogateescape"` makes of them.
+
+mod chars;
+mod cl100k;
+#[cfg(test)]
+mod differential;
+mod gpt2;
+mod o200k;
+mod unicode_tables;
 
 use crate::Error;
 use fancy_regex::Regex;
@@ -48,7 +59,16 @@ pub fn resolve(pattern: &str) -> &str {
 #[derive(Debug)]
 pub struct Splitter {
     pattern: String,
-    regex: Regex,
+    engine: Engine,
+}
+
+/// What runs a pattern: a hand-written splitter for a built-in regex, fancy-regex otherwise.
+#[derive(Debug)]
+enum Engine {
+    Gpt2,
+    Cl100k,
+    O200k,
+    Regex(Box<Regex>),
 }
 
 /// Stands in for an invalid UTF-8 byte when a regex runs: a noncharacter, so it is not a
@@ -56,8 +76,25 @@ pub struct Splitter {
 const INVALID_STAND_IN: char = '\u{10FFFF}';
 
 impl Splitter {
-    /// Compiles a pattern name (`gpt2`, `cl100k`, `o200k`, ...) or a custom regex.
+    /// Compiles a pattern name (`gpt2`, `cl100k`, `o200k`, ...) or a custom regex. The
+    /// built-in regexes, by name or spelled out exactly, get a hand-written splitter.
     pub fn new(pattern: &str) -> Result<Self, Error> {
+        let engine = match resolve(pattern) {
+            GPT2_PATTERN => Engine::Gpt2,
+            CL100K_PATTERN => Engine::Cl100k,
+            O200K_PATTERN => Engine::O200k,
+            _ => return Self::with_regex(pattern),
+        };
+        Ok(Splitter {
+            pattern: resolve(pattern).to_string(),
+            engine,
+        })
+    }
+
+    /// Compiles a pattern with fancy-regex even when it is a built-in one: the oracle the
+    /// hand-written splitters are tested and benchmarked against.
+    #[doc(hidden)]
+    pub fn with_regex(pattern: &str) -> Result<Self, Error> {
         let regex_src = resolve(pattern);
         let regex = Regex::new(regex_src).map_err(|e| Error::InvalidPattern {
             pattern: pattern.to_string(),
@@ -65,7 +102,7 @@ impl Splitter {
         })?;
         Ok(Splitter {
             pattern: regex_src.to_string(),
-            regex,
+            engine: Engine::Regex(Box::new(regex)),
         })
     }
 
@@ -75,14 +112,12 @@ impl Splitter {
     }
 
     /// Calls `f` on each piece of `text`, in order. The pieces concatenate to `text` exactly.
-    pub fn for_each<'a, F: FnMut(&'a [u8])>(&self, text: &'a [u8], mut f: F) {
-        match std::str::from_utf8(text) {
-            Ok(s) => self.regex_pieces(s, |a, b| f(&text[a..b])),
-            Err(_) => {
-                // Slow path: replace each invalid byte with a stand-in, split, map offsets back.
-                let (s, offsets) = with_stand_ins(text);
-                self.regex_pieces(&s, |a, b| f(&text[offsets[a]..offsets[b]]));
-            }
+    pub fn for_each<'a, F: FnMut(&'a [u8])>(&self, text: &'a [u8], f: F) {
+        match &self.engine {
+            Engine::Gpt2 => tile(text, gpt2::piece_end, f),
+            Engine::Cl100k => tile(text, cl100k::piece_end, f),
+            Engine::O200k => tile(text, o200k::piece_end, f),
+            Engine::Regex(regex) => regex_for_each(regex, text, f),
         }
     }
 
@@ -92,25 +127,53 @@ impl Splitter {
         self.for_each(text, |p| out.push(p));
         out
     }
+}
 
-    fn regex_pieces(&self, s: &str, mut f: impl FnMut(usize, usize)) {
-        let mut pos = 0;
-        for m in self.regex.find_iter(s) {
-            // A regex that hits its backtrack limit yields Err: keep the rest as one piece so
-            // no byte is lost.
-            let Ok(m) = m else { break };
-            if m.start() > pos {
-                // Bytes no alternative matched: they stay a piece of their own.
-                f(pos, m.start());
-            }
-            if m.end() > m.start() {
-                f(m.start(), m.end());
-            }
-            pos = m.end();
+/// Cuts `text` into the pieces `piece_end` finds, one after another (a hand-written splitter
+/// matches at every position, so the pieces tile the text).
+#[inline(always)]
+fn tile<'a>(
+    text: &'a [u8],
+    piece_end: impl Fn(&[u8], usize) -> usize,
+    mut f: impl FnMut(&'a [u8]),
+) {
+    let mut start = 0;
+    while start < text.len() {
+        let end = piece_end(text, start);
+        f(&text[start..end]);
+        start = end;
+    }
+}
+
+/// Calls `f` on each piece `regex` cuts `text` into.
+fn regex_for_each<'a>(regex: &Regex, text: &'a [u8], mut f: impl FnMut(&'a [u8])) {
+    match std::str::from_utf8(text) {
+        Ok(s) => regex_pieces(regex, s, |a, b| f(&text[a..b])),
+        Err(_) => {
+            // Slow path: replace each invalid byte with a stand-in, split, map offsets back.
+            let (s, offsets) = with_stand_ins(text);
+            regex_pieces(regex, &s, |a, b| f(&text[offsets[a]..offsets[b]]));
         }
-        if pos < s.len() {
-            f(pos, s.len());
+    }
+}
+
+fn regex_pieces(regex: &Regex, s: &str, mut f: impl FnMut(usize, usize)) {
+    let mut pos = 0;
+    for m in regex.find_iter(s) {
+        // A regex that hits its backtrack limit yields Err: keep the rest as one piece so
+        // no byte is lost.
+        let Ok(m) = m else { break };
+        if m.start() > pos {
+            // Bytes no alternative matched: they stay a piece of their own.
+            f(pos, m.start());
         }
+        if m.end() > m.start() {
+            f(m.start(), m.end());
+        }
+        pos = m.end();
+    }
+    if pos < s.len() {
+        f(pos, s.len());
     }
 }
 

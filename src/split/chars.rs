@@ -1,0 +1,302 @@
+//! Characters of UTF-8 bytes as the built-in splitters see them: a class (a few bits) and a
+//! byte length. The classes come from regex-syntax's Unicode tables (Unicode 16), the same
+//! ones fancy-regex matches `\s`, `\p{L}`, ... with; a test checks every code point.
+//!
+//! An invalid UTF-8 byte is one character with no class bit: punctuation, like the lone
+//! surrogate Python's `surrogateescape` makes of it.
+
+use super::unicode_tables::{BLOCK, BLOCKS, BLOCK_INDEX};
+
+/// `\s`: Unicode White_Space.
+pub(super) const WS: u8 = 1;
+/// `\p{L}`.
+pub(super) const LETTER: u8 = 2;
+/// `\p{N}`.
+pub(super) const NUMBER: u8 = 4;
+/// o200k's `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`.
+pub(super) const UPPER: u8 = 8;
+/// o200k's `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
+pub(super) const LOWER: u8 = 16;
+
+/// `[^\s\p{L}\p{N}]`: punctuation, symbols, marks, controls, invalid bytes.
+#[inline(always)]
+pub(super) fn is_punct(class: u8) -> bool {
+    class & (WS | LETTER | NUMBER) == 0
+}
+
+/// The class bits of a code point.
+#[inline(always)]
+pub(super) fn class_of(cp: u32) -> u8 {
+    let cp = cp as usize;
+    BLOCKS[BLOCK_INDEX[cp / BLOCK] as usize][cp % BLOCK]
+}
+
+/// The class and byte length of the character at `i` (`i < text.len()`).
+#[inline(always)]
+pub(super) fn char_at(text: &[u8], i: usize) -> (u8, usize) {
+    let b = text[i];
+    if b < 0x80 {
+        // ASCII is block 0 of the table: one load.
+        return (BLOCKS[0][b as usize], 1);
+    }
+    match decode(text, i) {
+        Some((cp, len)) => (class_of(cp), len),
+        None => (0, 1),
+    }
+}
+
+/// The class of the character at `i`, or `None` at the end of the text.
+#[inline(always)]
+pub(super) fn class_at(text: &[u8], i: usize) -> Option<u8> {
+    (i < text.len()).then(|| char_at(text, i).0)
+}
+
+/// The code point and length of the multi-byte character at `i`, or `None` when the byte at
+/// `i` does not start a valid UTF-8 sequence (overlong forms, surrogates and values above
+/// U+10FFFF are invalid, as `std::str::from_utf8` says).
+#[inline]
+fn decode(text: &[u8], i: usize) -> Option<(u32, usize)> {
+    let cont = |k: usize| -> Option<u32> {
+        let b = *text.get(i + k)?;
+        (b & 0xC0 == 0x80).then_some(u32::from(b & 0x3F))
+    };
+    let b0 = u32::from(text[i]);
+    match b0 {
+        0xC2..=0xDF => Some(((b0 & 0x1F) << 6 | cont(1)?, 2)),
+        0xE0..=0xEF => {
+            let cp = (b0 & 0x0F) << 12 | cont(1)? << 6 | cont(2)?;
+            (cp >= 0x800 && !(0xD800..=0xDFFF).contains(&cp)).then_some((cp, 3))
+        }
+        0xF0..=0xF4 => {
+            let cp = (b0 & 0x07) << 18 | cont(1)? << 12 | cont(2)? << 6 | cont(3)?;
+            (0x1_0000..=0x10_FFFF).contains(&cp).then_some((cp, 4))
+        }
+        _ => None,
+    }
+}
+
+/// The end of the run of characters from `i` whose class satisfies `keep`.
+#[inline(always)]
+pub(super) fn run(text: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
+    while i < text.len() {
+        let (class, len) = char_at(text, i);
+        if !keep(class) {
+            break;
+        }
+        i += len;
+    }
+    i
+}
+
+/// The end of at most `max` characters from `i` whose class satisfies `keep`.
+#[inline(always)]
+pub(super) fn run_max(text: &[u8], mut i: usize, max: usize, keep: impl Fn(u8) -> bool) -> usize {
+    for _ in 0..max {
+        if i >= text.len() {
+            break;
+        }
+        let (class, len) = char_at(text, i);
+        if !keep(class) {
+            break;
+        }
+        i += len;
+    }
+    i
+}
+
+/// The end of the run of bytes from `i` that are in `set` (ASCII only).
+#[inline(always)]
+pub(super) fn byte_run(text: &[u8], mut i: usize, set: &[u8]) -> usize {
+    while i < text.len() && set.contains(&text[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// The length of the character at `i` if it is `lower` (an ASCII lowercase letter) or, when
+/// `fold` is set, a character `(?i)` matches with it: its uppercase, and `ſ` (U+017F) for `s`.
+#[inline]
+fn letter_at(text: &[u8], i: usize, lower: u8, fold: bool) -> Option<usize> {
+    match text.get(i..).unwrap_or_default() {
+        [b, ..] if *b == lower || (fold && *b == lower.to_ascii_uppercase()) => Some(1),
+        [0xC5, 0xBF, ..] if fold && lower == b's' => Some(2),
+        _ => None,
+    }
+}
+
+/// `'(?:[sdmt]|ll|ve|re)` at `i` (`fold`: under `(?i:...)`), as o200k's
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` too: the alternatives begin with different letters, so their
+/// order does not matter. Returns the end of the match.
+#[inline]
+pub(super) fn contraction(text: &[u8], i: usize, fold: bool) -> Option<usize> {
+    if text.get(i) != Some(&b'\'') {
+        return None;
+    }
+    let i = i + 1;
+    for single in [b's', b'd', b'm', b't'] {
+        if let Some(len) = letter_at(text, i, single, fold) {
+            return Some(i + len);
+        }
+    }
+    for [a, b] in [[b'l', b'l'], [b'v', b'e'], [b'r', b'e']] {
+        if let Some(len) = letter_at(text, i, a, fold) {
+            if let Some(len2) = letter_at(text, i + len, b, fold) {
+                return Some(i + len + len2);
+            }
+        }
+    }
+    None
+}
+
+/// A maximal run of whitespace, as the whitespace alternatives of all three patterns need it.
+pub(super) struct Whitespace {
+    /// The end of the run.
+    pub end: usize,
+    /// Where the run's last character starts.
+    pub last: usize,
+    /// The end of the run's last `\r` or `\n`, if it has one.
+    pub newline_end: Option<usize>,
+}
+
+/// The whitespace run at `i` (the character at `i` is whitespace).
+#[inline]
+pub(super) fn whitespace(text: &[u8], i: usize) -> Whitespace {
+    let mut ws = Whitespace {
+        end: i,
+        last: i,
+        newline_end: None,
+    };
+    while ws.end < text.len() {
+        let (class, len) = char_at(text, ws.end);
+        if class & WS == 0 {
+            break;
+        }
+        if matches!(text[ws.end], b'\r' | b'\n') {
+            ws.newline_end = Some(ws.end + 1);
+        }
+        ws.last = ws.end;
+        ws.end += len;
+    }
+    ws
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use regex_syntax::hir::{Class, HirKind};
+
+    /// Every code point of `pattern`'s class, by regex-syntax (a path independent of the
+    /// generated two-level table).
+    fn members(pattern: &str) -> Vec<bool> {
+        let hir = regex_syntax::Parser::new().parse(pattern).unwrap();
+        let ranges: Vec<(u32, u32)> = match hir.kind() {
+            HirKind::Class(Class::Unicode(class)) => class
+                .ranges()
+                .iter()
+                .map(|r| (r.start() as u32, r.end() as u32))
+                .collect(),
+            // A class of one character comes back as that character.
+            HirKind::Literal(lit) => {
+                let c = std::str::from_utf8(&lit.0).unwrap().chars().next().unwrap();
+                vec![(c as u32, c as u32)]
+            }
+            other => panic!("{pattern} is not a class: {other:?}"),
+        };
+        let mut set = vec![false; 0x11_0000];
+        for (start, end) in ranges {
+            for cp in start..=end {
+                set[cp as usize] = true;
+            }
+        }
+        set
+    }
+
+    #[test]
+    fn table_agrees_with_regex_syntax_on_every_code_point() {
+        let classes = [
+            (WS, r"\s"),
+            (LETTER, r"\p{L}"),
+            (NUMBER, r"\p{N}"),
+            (UPPER, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+            (LOWER, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+        ];
+        for (bit, pattern) in classes {
+            let set = members(pattern);
+            for cp in 0..0x11_0000u32 {
+                let want = set[cp as usize];
+                assert_eq!(class_of(cp) & bit != 0, want, "U+{cp:04X} in {pattern}");
+                if let Some(c) = char::from_u32(cp) {
+                    let mut buf = [0; 4];
+                    let bytes = c.encode_utf8(&mut buf).as_bytes();
+                    assert_eq!(char_at(bytes, 0), (class_of(cp), bytes.len()), "U+{cp:04X}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whitespace_is_unicode_white_space_only() {
+        // Hand-derived from the Unicode White_Space property: not the \x1c-\x1f separators
+        // that Python's str.isspace() also accepts.
+        for c in [
+            '\t', '\n', '\x0b', '\x0c', '\r', ' ', '\u{85}', '\u{a0}', '\u{3000}',
+        ] {
+            assert_eq!(class_of(c as u32) & WS, WS, "{c:?}");
+        }
+        for c in ['\x1c', '\x1f', '\u{200b}', 'a', '\''] {
+            assert_eq!(class_of(c as u32) & WS, 0, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn decode_agrees_with_std_on_every_lead_and_second_byte() {
+        for b0 in 0x80..=0xFFu8 {
+            for b1 in 0..=0xFFu8 {
+                for b2 in [0x00, 0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0] {
+                    for b3 in [0x41, 0x80, 0xBF] {
+                        let bytes = [b0, b1, b2, b3];
+                        let valid = match std::str::from_utf8(&bytes) {
+                            Ok(all) => all,
+                            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap(),
+                        };
+                        let std_len = valid.chars().next().map(char::len_utf8);
+                        let ours = decode(&bytes, 0).map(|(_, len)| len);
+                        assert_eq!(ours, std_len, "{bytes:02x?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn contraction_letters_are_what_regex_syntax_case_folds() {
+        for lower in [b's', b'd', b'm', b't', b'l', b'v', b'e', b'r'] {
+            let folded = members(&format!("(?i){}", lower as char));
+            let plain = members(&(lower as char).to_string());
+            for cp in 0..0x11_0000u32 {
+                let Some(c) = char::from_u32(cp) else {
+                    continue;
+                };
+                let s = c.to_string();
+                let bytes = s.as_bytes();
+                let want = |set: &[bool]| set[cp as usize].then_some(bytes.len());
+                assert_eq!(letter_at(bytes, 0, lower, true), want(&folded), "{c:?}");
+                assert_eq!(letter_at(bytes, 0, lower, false), want(&plain), "{c:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_bytes_are_punctuation_of_one_byte() {
+        for bytes in [
+            &b"\xff"[..],
+            b"\x80",
+            b"\xc3",
+            b"\xe2\x82",
+            b"\xed\xa0\x80",
+            b"\xf4\x90",
+        ] {
+            assert_eq!(char_at(bytes, 0), (0, 1), "{bytes:02x?}");
+        }
+    }
+}

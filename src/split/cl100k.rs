@@ -1,0 +1,78 @@
+//! cl100k_base's pre-tokenizer, hand-written on UTF-8 bytes:
+//!
+//! ```text
+//! '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
+//! |\s++$|\s*[\r\n]|\s+(?!\S)|\s
+//! ```
+//!
+//! As in the regex, the first alternative that matches at a position wins. Every character
+//! starts a match of some alternative, so the pieces tile the text.
+
+use super::chars::{
+    byte_run, char_at, class_at, contraction, is_punct, run, run_max, whitespace, LETTER, NUMBER,
+};
+
+/// The end of the piece that starts at `i` (`i < text.len()`).
+#[inline]
+pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
+    contraction(text, i, true)
+        .or_else(|| prefixed_letters(text, i))
+        .or_else(|| digits(text, i))
+        .or_else(|| punctuation(text, i))
+        .unwrap_or_else(|| whitespace_end(text, i))
+}
+
+/// `[^\r\n\p{L}\p{N}]?+\p{L}++`: a run of letters, with the one character before it when that
+/// is neither a newline, letter nor number (` word`, `"word`, `\tword`).
+#[inline(always)]
+fn prefixed_letters(text: &[u8], i: usize) -> Option<usize> {
+    let (class, len) = char_at(text, i);
+    let start = if class & LETTER != 0 {
+        i
+    } else if class & NUMBER == 0
+        && !matches!(text[i], b'\r' | b'\n')
+        && class_at(text, i + len).is_some_and(|c| c & LETTER != 0)
+    {
+        i + len
+    } else {
+        return None;
+    };
+    Some(run(text, start, |c| c & LETTER != 0))
+}
+
+/// `\p{N}{1,3}+`: one to three numbers.
+#[inline(always)]
+fn digits(text: &[u8], i: usize) -> Option<usize> {
+    let end = run_max(text, i, 3, |c| c & NUMBER != 0);
+    (end > i).then_some(end)
+}
+
+/// ` ?[^\s\p{L}\p{N}]++[\r\n]*+`: an optional space, a run of punctuation, then any newlines.
+#[inline(always)]
+fn punctuation(text: &[u8], i: usize) -> Option<usize> {
+    let start = if text[i] == b' ' && class_at(text, i + 1).is_some_and(is_punct) {
+        i + 1
+    } else if is_punct(char_at(text, i).0) {
+        i
+    } else {
+        return None;
+    };
+    Some(byte_run(text, run(text, start, is_punct), b"\r\n"))
+}
+
+/// `\s++$|\s*[\r\n]|\s+(?!\S)|\s`: whitespace to the end of the text; else up to the run's
+/// last newline; else all of the run but its last character, left to start the next piece;
+/// else one character.
+#[inline]
+fn whitespace_end(text: &[u8], i: usize) -> usize {
+    let ws = whitespace(text, i);
+    if ws.end == text.len() {
+        ws.end
+    } else if let Some(end) = ws.newline_end {
+        end
+    } else if ws.last == i {
+        ws.end
+    } else {
+        ws.last
+    }
+}

@@ -1,0 +1,346 @@
+//! Differential tests: each hand-written splitter cuts exactly where fancy-regex, running the
+//! same tiktoken regex, cuts: on random Unicode biased toward the characters the patterns
+//! treat specially, on random bytes (invalid UTF-8), and on a prefix of every shared corpus.
+//!
+//! - `BYTEPAIR_PROPTEST_CASES` sets the cases per property (default 2,000; `make fuzz`: 20,000).
+//! - `BYTEPAIR_CORPUS_BYTES` sets how much of each corpus to compare (default 2 MB); the
+//!   ignored test `every_corpus_whole` (run by `make fuzz`) compares all of them.
+//! - A failure prints the shrunk input and both splits; proptest saves its seed under
+//!   `proptest-regressions/` and replays it first on the next run. To replay one by hand, paste
+//!   the input into `assert_same(...)` in a unit test.
+
+use super::Splitter;
+use proptest::prelude::*;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::LazyLock;
+
+/// For each built-in pattern: its name, the hand-written splitter and the fancy-regex one.
+static SPLITTERS: LazyLock<Vec<(&str, Splitter, Splitter)>> = LazyLock::new(|| {
+    ["gpt2", "cl100k", "o200k"]
+        .into_iter()
+        .map(|name| {
+            let fast = Splitter::new(name).unwrap();
+            assert!(
+                !matches!(fast.engine, super::Engine::Regex(_)),
+                "{name} runs fancy-regex"
+            );
+            (name, fast, Splitter::with_regex(name).unwrap())
+        })
+        .collect()
+});
+
+/// Pieces, readable in a failure message: as strings when they are UTF-8.
+fn show(pieces: &[&[u8]]) -> Vec<String> {
+    pieces
+        .iter()
+        .map(|p| match std::str::from_utf8(p) {
+            Ok(s) => format!("{s:?}"),
+            Err(_) => format!("b\"{}\"", p.escape_ascii()),
+        })
+        .collect()
+}
+
+/// Fails, naming the pattern and where the two splits first differ, unless the two engines
+/// split `text` alike.
+fn assert_same(text: &[u8]) -> Result<(), String> {
+    for (name, fast, regex) in SPLITTERS.iter() {
+        let (got, want) = (fast.split(text), regex.split(text));
+        if got != want {
+            let first = got.iter().zip(&want).take_while(|(a, b)| a == b).count();
+            let offset: usize = got[..first].iter().map(|p| p.len()).sum();
+            let window =
+                |pieces: &[&[u8]]| show(&pieces[first..pieces.len().min(first + 6)]).join(", ");
+            let text_shown = if text.len() <= 200 {
+                format!("{:?}", String::from_utf8_lossy(text))
+            } else {
+                format!("{} bytes", text.len())
+            };
+            return Err(format!(
+                "{name} on {text_shown}: from byte {offset} (piece {first}):\n  \
+                 hand-written [{}]\n  fancy-regex  [{}]",
+                window(&got),
+                window(&want)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn cases() -> u32 {
+    std::env::var("BYTEPAIR_PROPTEST_CASES").map_or(2_000, |v| {
+        v.parse().expect("BYTEPAIR_PROPTEST_CASES is a number")
+    })
+}
+
+/// Characters the patterns treat specially, each a reason a splitter could go wrong.
+const INTERESTING: &[char] = &[
+    // Whitespace of every kind (Unicode White_Space), and look-alikes that are not `\s`.
+    ' ',
+    ' ',
+    ' ',
+    '\t',
+    '\n',
+    '\r',
+    '\x0b',
+    '\x0c',
+    '\u{85}',
+    '\u{a0}',
+    '\u{1680}',
+    '\u{2000}',
+    '\u{200a}',
+    '\u{2028}',
+    '\u{2029}',
+    '\u{202f}',
+    '\u{205f}',
+    '\u{3000}',
+    '\x1c',
+    '\x1f',
+    '\u{200b}',
+    '\u{feff}',
+    '\0',
+    '\x7f',
+    // Contractions, in every case, and `ſ`, which `(?i)s` matches; a curly apostrophe.
+    '\'',
+    '\'',
+    '’',
+    's',
+    'S',
+    'ſ',
+    't',
+    'T',
+    'd',
+    'D',
+    'm',
+    'M',
+    'l',
+    'L',
+    'v',
+    'V',
+    'e',
+    'E',
+    'r',
+    'R',
+    // Letters: Lu, Ll, Lt, Lm, Lo in several scripts.
+    'a',
+    'Z',
+    'é',
+    'É',
+    'ß',
+    'ω',
+    'Ω',
+    'д',
+    'Д',
+    'ǅ',
+    'ᾈ',
+    'ʰ',
+    'ー',
+    'ᵃ',
+    '中',
+    'あ',
+    'א',
+    'ا',
+    'ก',
+    'ㄱ',
+    // Numbers: Nd of several scripts, No, Nl.
+    '0',
+    '7',
+    '٣',
+    '۴',
+    '५',
+    '０',
+    '²',
+    '½',
+    'Ⅻ',
+    '①',
+    '𝟙',
+    // Marks: Mn, Mc, Me.
+    '\u{301}',
+    '\u{308}',
+    '\u{64b}',
+    '\u{93f}',
+    '\u{20dd}',
+    '\u{1ab0}',
+    // Punctuation and symbols, `/` (o200k's tail), emoji and their joiners, a noncharacter.
+    '.',
+    ',',
+    '!',
+    '?',
+    '/',
+    '"',
+    '-',
+    '(',
+    '$',
+    '€',
+    '©',
+    '_',
+    '\\',
+    '@',
+    '😀',
+    '\u{200d}',
+    '\u{fe0f}',
+    '\u{1f3fb}',
+    '🇺',
+    '\u{10ffff}',
+];
+
+/// Runs of text the patterns have rules for.
+const FRAGMENTS: &[&str] = &[
+    "n't",
+    "'ll",
+    "'LL",
+    "'Re",
+    "'ve",
+    "'s",
+    "'S",
+    "'ſ",
+    " the",
+    " The",
+    "HTML",
+    "IBM's",
+    "don'T",
+    "\r\n",
+    " \n",
+    "\n\n",
+    "  ",
+    "   x",
+    "1234567",
+    " 42",
+    "://",
+    "/\n/",
+    ")\n",
+    "e\u{301}",
+    "A\u{301}b",
+    "\u{301}A",
+    "ǅa",
+    "Aʰ",
+    "ʰA",
+    "中文",
+    " ...",
+    "\t\t",
+    "\u{3000}x",
+];
+
+fn interesting_char() -> impl Strategy<Value = char> {
+    prop_oneof![
+        6 => prop::sample::select(INTERESTING),
+        3 => prop::char::range('\0', '\x7f'),
+        1 => prop::char::range('\u{4e00}', '\u{9fff}'),
+        2 => any::<char>(),
+    ]
+}
+
+fn interesting_text() -> impl Strategy<Value = String> {
+    let part = prop_oneof![
+        5 => interesting_char().prop_map(String::from),
+        1 => prop::sample::select(FRAGMENTS).prop_map(String::from),
+    ];
+    prop::collection::vec(part, 0..40).prop_map(|parts| parts.concat())
+}
+
+fn interesting_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let part = prop_oneof![
+        4 => interesting_char().prop_map(|c| c.to_string().into_bytes()),
+        1 => prop::sample::select(FRAGMENTS).prop_map(|s| s.as_bytes().to_vec()),
+        2 => any::<u8>().prop_map(|b| vec![b]),
+        // A multi-byte character cut short, or missing its first byte.
+        1 => (any::<char>(), any::<bool>()).prop_map(|(c, head)| {
+            let b = c.to_string().into_bytes();
+            if head { b[..b.len() - 1].to_vec() } else { b[1..].to_vec() }
+        }),
+    ];
+    prop::collection::vec(part, 0..40).prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn property_unicode_splits_like_fancy_regex(text in interesting_text()) {
+        assert_same(text.as_bytes()).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn property_any_string_splits_like_fancy_regex(text in any::<String>()) {
+        assert_same(text.as_bytes()).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn property_bytes_split_like_fancy_regex(bytes in interesting_bytes()) {
+        assert_same(&bytes).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// The shared corpora, `*.txt.xz` in `$BYTEPAIR_SHARED/corpora` (default `../shared`, beside
+/// the repository). Panics, rather than passing vacuously, when there are none.
+fn corpora() -> Vec<PathBuf> {
+    let shared = std::env::var_os("BYTEPAIR_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+        PathBuf::from,
+    );
+    let dir = shared.join("corpora");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}; set BYTEPAIR_SHARED", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".txt.xz"))
+        .collect();
+    paths.sort();
+    assert!(
+        !paths.is_empty(),
+        "no *.txt.xz corpora in {}",
+        dir.display()
+    );
+    paths
+}
+
+/// Compares the engines on the first `limit` bytes of the xz-compressed `path`, decompressed by
+/// the `xz` tool as a stream, one block of about 1 MB (cut after a newline) at a time.
+fn compare_corpus(path: &PathBuf, limit: u64) {
+    let mut child = Command::new("xz")
+        .arg("-dc")
+        .arg(path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run `xz -dc {}`: {e}", path.display()));
+    let mut stream = child.stdout.take().unwrap().take(limit);
+    let mut block = Vec::new();
+    let mut compared = 0;
+    loop {
+        let read = (&mut stream).take(1 << 20).read_to_end(&mut block).unwrap();
+        let cut = match block.iter().rposition(|&b| b == b'\n') {
+            Some(nl) if read > 0 => nl + 1,
+            _ => block.len(),
+        };
+        if cut == 0 {
+            break;
+        }
+        if let Err(msg) = assert_same(&block[..cut]) {
+            panic!("{} near byte {compared}: {msg}", path.display());
+        }
+        compared += cut;
+        block.drain(..cut);
+    }
+    drop(stream);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(compared > 0, "{} is empty", path.display());
+}
+
+#[test]
+fn every_corpus_prefix_splits_like_fancy_regex() {
+    let limit = std::env::var("BYTEPAIR_CORPUS_BYTES").map_or(2 << 20, |v| {
+        v.parse().expect("BYTEPAIR_CORPUS_BYTES is a number")
+    });
+    for path in corpora() {
+        compare_corpus(&path, limit);
+    }
+}
+
+#[test]
+#[ignore = "minutes: every byte of every corpus; `make fuzz` runs it"]
+fn every_corpus_whole() {
+    for path in corpora() {
+        compare_corpus(&path, u64::MAX);
+    }
+}

@@ -1,0 +1,106 @@
+"""The Rust splitters against Python's `regex` module, a second regex engine: the same pieces
+on a sample of every shared corpus, with invalid UTF-8 mixed in, and on random text.
+
+Python sees invalid bytes as `surrogateescape` surrogates, which the patterns treat as
+punctuation, as the core does.
+"""
+
+from __future__ import annotations
+
+import pytest
+import regex
+from conftest import CORPORA, corpus_sample
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bytepair import _core
+from bytepair.patterns import PATTERNS
+
+NAMES = ("gpt2", "cl100k", "o200k")
+
+
+def regex_pieces(name: str, data: bytes) -> list[bytes]:
+    text = data.decode("utf-8", errors="surrogateescape")
+    pieces = regex.findall(PATTERNS[name], text)
+    return [p.encode("utf-8", errors="surrogateescape") for p in pieces]
+
+
+def assert_same_pieces(name: str, data: bytes) -> None:
+    got, want = _core.split_pieces(name, data), regex_pieces(name, data)
+    assert b"".join(want) == data, "the regex left bytes unmatched"
+    if got != want:
+        first = next(i for i, (a, b) in enumerate(zip(got + [None], want + [None])) if a != b)
+        offset = sum(map(len, got[:first]))
+        pytest.fail(
+            f"{name}: pieces differ from byte {offset} (piece {first}):\n"
+            f"  rust  {got[first : first + 6]}\n  regex {want[first : first + 6]}"
+        )
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_corpus_sample_splits_like_python_regex(corpus, name):
+    assert_same_pieces(name, corpus_sample(corpus, 300_000))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_invalid_utf8_splits_like_python_regex(name):
+    data = corpus_sample("multilingual", 100_000)
+    # Every 61st byte becomes invalid: a lone continuation, a truncated sequence, a surrogate.
+    bad = [b"\xff", b"\x80", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80"]
+    mixed = b"".join(
+        data[i : i + 61] + bad[(i // 61) % len(bad)] for i in range(0, len(data), 61)
+    )
+    assert_same_pieces(name, mixed)
+
+
+def test_hand_derived_pieces():
+    # Each expected split follows from reading the regex by hand.
+    assert _core.split_pieces("gpt2", b"I'll  pay\n") == [b"I", b"'ll", b" ", b" pay", b"\n"]
+    # cl100k: contractions ignore case, numbers go in threes, any non-letter prefixes a word.
+    assert _core.split_pieces("cl100k", b"WE'LL 12345\"ok") == [
+        b"WE",
+        b"'LL",
+        b" ",
+        b"123",
+        b"45",
+        b'"ok',
+    ]
+    # o200k: a word ends where a capital follows a lowercase letter; `/` joins the tail.
+    assert _core.split_pieces("o200k", b"helloWorld's ://x\n") == [
+        b"hello",
+        b"World's",
+        b" ://",
+        b"x",
+        b"\n",
+    ]
+    assert _core.split_pieces("gpt2", b"a\xff\xfe b") == [b"a", b"\xff\xfe", b" b"]
+
+
+def test_unknown_pattern_is_a_value_error():
+    with pytest.raises(ValueError, match="unclosed"):
+        _core.split_pieces("(unclosed", b"x")
+
+
+INTERESTING = (
+    " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u3000\x1c\u200b"
+    "'’sSſtTdDlLvVeErRmM"
+    "aZéÉßωΩдДǅᾈʰーᵃ中あאاก"
+    "07٣५０²½Ⅻ①"
+    "\u0301\u0308\u064b\u093f\u20dd"
+    ".,!?/\"-($€©_😀\u200d\ufe0f"
+)
+
+texts = st.text(
+    st.one_of(
+        st.sampled_from(INTERESTING),
+        # Assigned characters only: the regex module may know a newer Unicode than the core.
+        st.characters(exclude_categories=("Cn", "Cs")),
+    ),
+    max_size=40,
+)
+
+
+@given(texts, st.sampled_from(NAMES))
+def test_property_random_text_splits_like_python_regex(text, name):
+    assert_same_pieces(name, text.encode())
