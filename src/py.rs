@@ -359,6 +359,10 @@ mod encoder {
                 .getattr("CorpusError")
                 .and_then(|c| c.call1((e.to_string(),))),
             Error::Interrupted => return PyKeyboardInterrupt::new_err("interrupted"),
+            // Only the training section reads serialized counts; kept for exhaustiveness.
+            Error::InvalidCounts { .. } => {
+                return pyo3::exceptions::PyValueError::new_err(e.to_string())
+            }
         };
         match made {
             Ok(exc) => PyErr::from_value(exc),
