@@ -38,6 +38,7 @@ fuzz: dev
 
 ## make bench: every benchmark, side by side with its peers
 bench: dev
+	cargo bench --bench split
 	$(BIN)/python benches/train.py
 	$(BIN)/python benches/encode.py
 

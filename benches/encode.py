@@ -98,21 +98,30 @@ def bench_vocab(name: str, args) -> None:
         text = text_of(corpus, args.mb * 1_000_000)
         n = len(text.encode("utf-8"))
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), f"{name} {corpus} differs"
+        # Documents of 20 lines (1-2 KB): every library gets the same list, one at a time on
+        # one thread, then all at once in a batch. (HF is very slow on one huge string.)
+        lines = text.splitlines(keepends=True)
+        docs = ["".join(lines[i : i + 20]) for i in range(0, len(lines), 20)]
         secs = {
-            "bytepair": median_time(lambda text=text: tok.encode_ordinary(text), args.runs),
-            "tiktoken": median_time(lambda text=text: enc.encode_ordinary(text), args.runs),
+            "bytepair": median_time(
+                lambda docs=docs: [tok.encode_ordinary(d) for d in docs], args.runs
+            ),
+            "tiktoken": median_time(
+                lambda docs=docs: [enc.encode_ordinary(d) for d in docs], args.runs
+            ),
             "HF": None,
         }
         if hf is not None:
             secs["HF"] = median_time(
-                lambda text=text: hf.encode(text, add_special_tokens=False), args.runs
+                lambda docs=docs: [hf.encode(d, add_special_tokens=False) for d in docs],
+                args.runs,
             )
         row(f"{label} 1 thread", n, secs)
-        docs = text.splitlines(keepends=True)
-        docs = ["".join(docs[i : i + 20]) for i in range(0, len(docs), 20)]
         one = secs["bytepair"]
         secs = {
-            "bytepair": median_time(lambda docs=docs: tok.encode_batch(docs), args.runs),
+            "bytepair": median_time(
+                lambda docs=docs: tok.encode_batch(docs, disallowed_special=()), args.runs
+            ),
             "tiktoken": median_time(
                 lambda docs=docs: enc.encode_ordinary_batch(docs, num_threads=threads), args.runs
             ),
@@ -124,6 +133,10 @@ def bench_vocab(name: str, args) -> None:
             )
         row(f"{label} batch x{threads}", n, secs)
         print(f"  {'':<18}bytepair batch / 1 thread: {one / secs['bytepair']:.2f}x")
+        one_string = median_time(lambda text=text: tok.encode_ordinary(text), args.runs)
+        print(
+            f"  {'':<18}bytepair on the whole text as one string: {n / one_string / 1e6:.1f} MB/s"
+        )
 
 
 def bench_pathological(args) -> None:
@@ -143,18 +156,20 @@ def bench_pathological(args) -> None:
             vocab = {rank: token for token, rank in enc._mergeable_ranks.items()}
             built[name] = (enc, Tokenizer(vocab, None, pattern=VOCABS[name]))
         enc, tok = built[name]
-        big = (unit * 1_000_000)[: 1_000_000 // len(unit.encode())]
+        # Characters per byte of the unit (1 for ASCII, 1/3 for one CJK character).
+        per_byte = len(unit) / len(unit.encode())
+        big = (unit * 1_000_000)[: int(1_000_000 * per_byte)]
         t_bp = median_time(lambda big=big, tok=tok: tok.encode_ordinary(big), 3)
         size, t_tt = 1000, None
-        while size <= len(big):
-            piece = big[: size // len(unit.encode())]
+        while size <= 1_000_000:
+            piece = big[: int(size * per_byte)]
             t = median_time(lambda piece=piece, enc=enc: enc.encode_ordinary(piece), 1)
             t_tt = (size, t)
             if t > args.cap / 4:
                 break
             size *= 2
         tt_size, tt_secs = t_tt
-        piece = big[: tt_size // len(unit.encode())]
+        piece = big[: int(tt_size * per_byte)]
         t_bp_same = median_time(lambda piece=piece, tok=tok: tok.encode_ordinary(piece), 3)
         print(
             f"  {name:<12}{label:<10} bytepair 1 MB in {t_bp * 1e3:7.1f} ms | "
@@ -173,16 +188,20 @@ def bench_file(args) -> None:
             for _ in range(args.file_mb * 1_000_000 // len(block) + 1):
                 f.write(block)
         script = f"""
-import resource, time, tiktoken
+import time, tiktoken
 from bytepair import Tokenizer
 enc = tiktoken.get_encoding("o200k_base")
 tok = Tokenizer({{r: t for t, r in enc._mergeable_ranks.items()}}, None,
                 special_tokens=enc._special_tokens, pattern="o200k")
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def hwm():  # peak RSS in KB (ru_maxrss would include the parent's peak, kept across exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+base = hwm()
 t = time.perf_counter()
 n = tok.encode_file({str(src)!r}, {str(Path(d) / "ids.npy")!r}, progress=False)
 dt = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = hwm()
 print(n, dt, base, peak)
 """
         out = subprocess.run(
@@ -202,7 +221,7 @@ print(n, dt, base, peak)
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mb", type=int, default=4, help="MB of each corpus (default 4)")
+    p.add_argument("--mb", type=int, default=4, help="MB of each corpus (default 4; 0: skip)")
     p.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
     p.add_argument("--cap", type=float, default=8.0, help="seconds for tiktoken's worst case")
     p.add_argument("--file-mb", type=int, default=200, help="encode_file input size (0: skip)")
@@ -212,7 +231,7 @@ def main() -> None:
         f"bytepair vs tiktoken vs HF tokenizers; {os.cpu_count()} cores; medians of "
         f"{args.runs}; ratios are bytepair's speed over the other's"
     )
-    for name in args.vocab or VOCABS:
+    for name in (args.vocab or VOCABS) if args.mb else ():
         bench_vocab(name, args)
     bench_pathological(args)
     if args.file_mb:

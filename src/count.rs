@@ -37,7 +37,65 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-type Map = FxHashMap<Box<[u8]>, u64>;
+/// Counts by word. Words of up to 15 bytes (nearly all pre-tokens) are packed with their
+/// length into a `u128` key stored inline in the table, so a lookup is one cache line and an
+/// integer compare; `perf` showed the boxed-key lookup (hash probe, then a `memcmp` that
+/// misses on the separately allocated key) at two thirds of the counting time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Map {
+    short: FxHashMap<u128, u64>,
+    long: FxHashMap<Box<[u8]>, u64>,
+}
+
+/// Packs a word of at most 15 bytes: the bytes, zero-padded, and the length in byte 15.
+#[inline]
+fn pack(word: &[u8]) -> Option<u128> {
+    if word.len() > 15 {
+        return None;
+    }
+    let mut b = [0u8; 16];
+    b[..word.len()].copy_from_slice(word);
+    b[15] = word.len() as u8;
+    Some(u128::from_le_bytes(b))
+}
+
+/// A word as iterated: a short word is rebuilt from its packed key.
+#[derive(Debug, Clone, Copy)]
+pub enum WordRef<'a> {
+    Short([u8; 16]),
+    Long(&'a [u8]),
+}
+
+impl AsRef<[u8]> for WordRef<'_> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            WordRef::Short(b) => &b[..b[15] as usize],
+            WordRef::Long(w) => w,
+        }
+    }
+}
+
+impl Map {
+    fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    fn get(&self, word: &[u8]) -> Option<u64> {
+        match pack(word) {
+            Some(k) => self.short.get(&k).copied(),
+            None => self.long.get(word).copied(),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (WordRef<'_>, u64)> {
+        let short = self
+            .short
+            .iter()
+            .map(|(&k, &v)| (WordRef::Short(k.to_le_bytes()), v));
+        let long = self.long.iter().map(|(k, &v)| (WordRef::Long(k), v));
+        short.chain(long)
+    }
+}
 
 /// Distinct pre-tokens and how often each occurs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,7 +116,7 @@ impl WordCounts {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.len() == 0
     }
 
     /// Adds `count` occurrences of `word`.
@@ -73,21 +131,21 @@ impl WordCounts {
 
     /// The count of `word` (0 when absent).
     pub fn get(&self, word: &[u8]) -> u64 {
-        self.map.get(word).copied().unwrap_or(0)
+        self.map.get(word).unwrap_or(0)
     }
 
     /// Total number of pre-tokens counted.
     pub fn total(&self) -> u64 {
-        self.map.values().sum()
+        self.map.short.values().sum::<u64>() + self.map.long.values().sum::<u64>()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> {
-        self.map.iter().map(|(k, &v)| (&**k, v))
+    pub fn iter(&self) -> impl Iterator<Item = (WordRef<'_>, u64)> {
+        self.map.iter()
     }
 
     /// Entries sorted by word: a deterministic order for output and tests.
-    pub fn sorted(&self) -> Vec<(&[u8], u64)> {
-        let mut v: Vec<_> = self.iter().collect();
+    pub fn sorted(&self) -> Vec<(Vec<u8>, u64)> {
+        let mut v: Vec<_> = self.iter().map(|(w, c)| (w.as_ref().to_vec(), c)).collect();
         v.sort_unstable();
         v
     }
@@ -102,7 +160,7 @@ impl WordCounts {
         out.extend_from_slice(&(sorted.len() as u64).to_le_bytes());
         for (w, c) in sorted {
             out.extend_from_slice(&(w.len() as u32).to_le_bytes());
-            out.extend_from_slice(w);
+            out.extend_from_slice(&w);
             out.extend_from_slice(&c.to_le_bytes());
         }
         out
@@ -157,19 +215,23 @@ impl<'a> Reader<'a> {
 fn bump(map: &mut Map, word: &[u8], count: u64) {
     // Look up by borrowed slice first: most pre-tokens are repeats, so the owned key is
     // allocated only for new words.
-    if let Some(v) = map.get_mut(word) {
+    if let Some(k) = pack(word) {
+        *map.short.entry(k).or_insert(0) += count;
+    } else if let Some(v) = map.long.get_mut(word) {
         *v += count;
     } else {
-        map.insert(word.into(), count);
+        map.long.insert(word.into(), count);
     }
 }
 
 /// Merges the smaller map into the larger.
 fn merge_maps(a: Map, b: Map) -> Map {
     let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    big.reserve(small.len() / 2);
-    for (k, v) in small {
-        *big.entry(k).or_insert(0) += v;
+    for (k, v) in small.short {
+        *big.short.entry(k).or_insert(0) += v;
+    }
+    for (k, v) in small.long {
+        *big.long.entry(k).or_insert(0) += v;
     }
     big
 }

@@ -17,7 +17,7 @@
 //! - long ones use a linked list plus a min-heap with lazy invalidation: O(n log n), so a
 //!   1 MB pre-token of one repeated letter takes milliseconds, not hours.
 //!
-//! A small per-thread cache remembers the ids of recent multi-token pre-tokens.
+//! A small direct-mapped per-thread cache remembers the ids of recent short pre-tokens.
 
 use crate::{Error, Rank};
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -31,17 +31,59 @@ use crate::split::Splitter;
 
 /// No pair / no priority.
 const NONE: u32 = u32::MAX;
-/// Pre-tokens up to this many bytes use the array scan; longer ones the heap.
+/// Pre-tokens up to this many bytes use the array scan; longer ones the heap. The scan is
+/// quadratic but allocation-free (128 was no faster on Chinese under o200k, whose runs of
+/// Han characters are often 30-120 bytes).
 const SHORT: usize = 64;
-/// Pre-tokens up to this many bytes are cached; longer ones are rare and would bloat it.
-const CACHE_MAX_PIECE: usize = 32;
-/// The cache is cleared when it holds this many pre-tokens: ~300 KB a thread, small enough for
-/// `encode_iterable` under CS336's address-space limit (current + 1 MB); 32768 was not.
-const CACHE_MAX_ENTRIES: usize = 1 << 12;
+/// Stack arrays for the scan come in two sizes, so short pieces (nearly all) do not pay for
+/// initialising 128-entry arrays.
+const TINY: usize = 24;
+/// Cached pre-tokens hold at most this many ids (inline, so the cache never allocates).
+const CACHE_IDS: usize = 4;
+/// log2 of the cache's slots: 4096 slots of 32 bytes, 128 KB a thread. Small enough to stay
+/// in L2 (the whole-token table of o200k is 6 MB: a look-up there is a cache miss) and for
+/// `encode_iterable` under an address-space limit of current + 4 MB.
+const CACHE_BITS: u32 = 12;
 /// Ids at or above this are refused: the decoder keeps a dense table indexed by id.
 const MAX_ID: usize = 1 << 26;
 
-type PieceCache = FxHashMap<Box<[u8]>, Box<[Rank]>>;
+/// A direct-mapped cache of short pre-tokens (by [`short_key`]) and their ids: each slot is
+/// `(key, count, ids)`; key 0 is an empty slot (no pre-token is empty). Recent pieces, whole
+/// tokens included, are answered from L2; a collision simply overwrites the slot.
+struct PieceCache {
+    slots: Vec<(u128, u32, [Rank; CACHE_IDS])>,
+}
+
+impl Default for PieceCache {
+    fn default() -> Self {
+        PieceCache {
+            slots: vec![(0, 0, [0; CACHE_IDS]); 1 << CACHE_BITS],
+        }
+    }
+}
+
+impl PieceCache {
+    #[inline]
+    fn slot(key: u128) -> usize {
+        let h = ((key as u64) ^ ((key >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - CACHE_BITS)) as usize
+    }
+}
+
+/// A pre-token of up to 15 bytes as one integer: its bytes, zero-padded, and its length in
+/// the last byte (so the key is unique). Look-ups then hash two words and compare two words
+/// instead of hashing bytes and calling memcmp: the whole-token look-up was 35% of encoding
+/// time on English before (gpt2, with memcmp), most of it in those two.
+#[inline]
+fn short_key(piece: &[u8]) -> Option<u128> {
+    if piece.len() > 15 {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..piece.len()].copy_from_slice(piece);
+    buf[15] = piece.len() as u8;
+    Some(u128::from_le_bytes(buf))
+}
 /// A token's `(start, end)` byte offsets in the text it came from.
 pub type Span = (usize, usize);
 
@@ -82,7 +124,9 @@ pub struct Encoder {
     /// `(left << 32) | right` -> `(priority, merged id)`.
     pairs: FxHashMap<u64, (u32, Rank)>,
     /// Tokens whose BPE is themselves: a pre-token equal to one is a single look-up.
-    whole: FxHashMap<Vec<u8>, Rank>,
+    /// Up to 15 bytes keyed by [`short_key`], longer ones by their bytes.
+    whole: FxHashMap<u128, Rank>,
+    whole_long: FxHashMap<Vec<u8>, Rank>,
     /// Decoder: token bytes are `bytes[spans[id].0..spans[id].1]`; absent ids have start > end.
     bytes: Vec<u8>,
     spans: Vec<(u32, u32)>,
@@ -231,6 +275,7 @@ impl Encoder {
             byte_ids,
             pairs,
             whole: FxHashMap::default(),
+            whole_long: FxHashMap::default(),
             bytes,
             spans,
             specials,
@@ -243,10 +288,15 @@ impl Encoder {
             rank_merges: Vec::new(),
             cache: ThreadLocal::new(),
         };
-        // The whole-token short-cut is exact only for tokens that BPE rebuilds from their bytes.
-        // In rank mode those are the bytes and the tokens with a canonical merge.
+        // Merges mode: the whole-token short-cut is exact only for tokens that BPE rebuilds
+        // from their bytes. Rank mode: tiktoken's rule *is* the short-cut first (a pre-token
+        // that is a token is that token), even for tokens no merge reaches; Llama 3's rank
+        // table has such tokens.
         let reachable = match merges {
-            None => enc.build_rank_table(&vocab),
+            None => {
+                enc.build_rank_table(&vocab);
+                vec![true; vocab.len()]
+            }
             Some(_) => {
                 let mut out = Vec::new();
                 vocab
@@ -261,12 +311,17 @@ impl Encoder {
         };
         let mut whole = FxHashMap::default();
         whole.reserve(vocab.len());
+        let mut whole_long = FxHashMap::default();
         for ((id, t), ok) in vocab.into_iter().zip(reachable) {
             if ok {
-                whole.insert(t, id);
+                match short_key(&t) {
+                    Some(k) => whole.insert(k, id),
+                    None => whole_long.insert(t, id),
+                };
             }
         }
         enc.whole = whole;
+        enc.whole_long = whole_long;
         Ok(enc)
     }
 
@@ -279,6 +334,8 @@ impl Encoder {
     /// the table 6x smaller for o200k (1.2 M -> 0.2 M pairs, cache-friendly) and yields the
     /// merge list: tokens in rank order, each split by BPE over the table built so far.
     /// Returns, for each vocab entry, whether BPE rebuilds it (single bytes always do).
+    /// An unreachable token never forms inside a longer pre-token either (by the argument
+    /// above), so the table needs no entry for it.
     fn build_rank_table(&mut self, vocab: &[(Rank, Vec<u8>)]) -> Vec<bool> {
         let mut reachable: Vec<bool> = vocab.iter().map(|(_, t)| t.len() == 1).collect();
         let mut order: Vec<(Rank, &[u8], usize)> = vocab
@@ -351,16 +408,25 @@ impl Encoder {
         }
     }
 
+    #[inline]
+    fn bpe_short(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        if piece.len() <= TINY {
+            self.bpe_scan::<TINY>(piece, out)
+        } else {
+            self.bpe_scan::<SHORT>(piece, out)
+        }
+    }
+
     /// tiktoken's scan: find the lowest pair, merge, update its neighbours. O(n * merges),
     /// fastest for short pieces since everything stays in two small stack arrays.
-    fn bpe_short(&self, piece: &[u8], out: &mut Vec<Rank>) {
+    fn bpe_scan<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
         let mut n = piece.len();
         if n == 0 {
             return;
         }
-        let mut ids = [0 as Rank; SHORT];
+        let mut ids = [0 as Rank; N];
         // prio[i] is the pair (ids[i], ids[i + 1]).
-        let mut prio = [(NONE, NONE); SHORT];
+        let mut prio = [(NONE, NONE); N];
         for (slot, &b) in ids.iter_mut().zip(piece) {
             *slot = self.byte_ids[b as usize];
         }
@@ -451,24 +517,29 @@ impl Encoder {
     /// Encodes one pre-token: whole-token look-up, then the cache, then BPE.
     #[inline]
     fn encode_piece(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<Rank>) {
-        if let Some(&id) = self.whole.get(piece) {
-            out.push(id);
+        let Some(key) = short_key(piece) else {
+            match self.whole_long.get(piece) {
+                Some(&id) => out.push(id),
+                None => self.bpe(piece, out),
+            }
             return;
-        }
-        if piece.len() > CACHE_MAX_PIECE {
-            self.bpe(piece, out);
-            return;
-        }
-        if let Some(ids) = cache.get(piece) {
-            out.extend_from_slice(ids);
+        };
+        let slot = &mut cache.slots[PieceCache::slot(key)];
+        if slot.0 == key {
+            out.extend_from_slice(&slot.2[..slot.1 as usize]);
             return;
         }
         let start = out.len();
-        self.bpe_short(piece, out);
-        if cache.len() >= CACHE_MAX_ENTRIES {
-            cache.clear();
+        match self.whole.get(&key) {
+            Some(&id) => out.push(id),
+            None => self.bpe_short(piece, out),
         }
-        cache.insert(piece.into(), out[start..].into());
+        let got = &out[start..];
+        if got.len() <= CACHE_IDS {
+            slot.0 = key;
+            slot.1 = got.len() as u32;
+            slot.2[..got.len()].copy_from_slice(got);
+        }
     }
 
     /// Encodes text, treating special-token text as plain text. Appends to `out`.
@@ -782,6 +853,17 @@ mod tests {
         let merges = enc.merges_from_ranks();
         let want: Vec<(&[u8], &[u8])> = vec![(b"a", b"b"), (b"b", b"c"), (b"ab", b"c")];
         assert_eq!(merges, want);
+    }
+
+    #[test]
+    fn rank_mode_takes_a_whole_token_even_if_unreachable() {
+        // "abc" ranks below "ab", so no merge builds it: BPE of its bytes stops at [ab, c].
+        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        vocab.extend([(256, b"abc".to_vec()), (257, b"ab".to_vec())]);
+        let enc = Encoder::new(vocab, None, vec![], r"\S+|\s+").unwrap();
+        assert_eq!(enc.encode_ordinary(b"abc"), vec![256]); // tiktoken's short-cut
+        assert_eq!(enc.encode_ordinary(b"abcd"), vec![257, 99, 100]); // no merge builds abc
+        assert_eq!(enc.merges_from_ranks().len(), 1); // only (a, b)
     }
 
     #[test]

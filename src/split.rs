@@ -235,6 +235,45 @@ mod tests {
         assert_eq!(got, want.iter().map(|x| x.to_vec()).collect::<Vec<_>>());
     }
 
+    fn strs(p: &str, t: &str) -> Vec<String> {
+        pieces(p, t.as_bytes())
+            .into_iter()
+            .map(|x| String::from_utf8(x).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn trailing_whitespace_differs_between_cl100k_and_o200k() {
+        // cl100k tries `\s++$` first; o200k tries `\s*[\r\n]+` first.
+        assert_eq!(strs("cl100k", "a  \n  "), ["a", "  \n  "]);
+        assert_eq!(strs("o200k", "a  \n  "), ["a", "  \n", "  "]);
+        assert_eq!(strs("gpt2", "a  \n  b"), ["a", "  \n ", " b"]);
+    }
+
+    #[test]
+    fn contractions_fold_case_in_cl100k_only() {
+        // `(?i)s` also matches U+017F LATIN SMALL LETTER LONG S.
+        assert_eq!(strs("cl100k", "'S'ſ"), ["'S", "'ſ"]);
+        assert_eq!(strs("gpt2", "'S'ſ"), ["'", "S", "'", "ſ"]);
+    }
+
+    #[test]
+    fn o200k_words_backtrack_like_the_regex() {
+        // `[Lu Lt Lm Lo M]*[Ll Lm Lo M]+`: with no lowercase after the run, the regex gives back
+        // characters until the last one in both classes, so `ʰA` is cut after `ʰ`.
+        assert_eq!(strs("o200k", "ʰA"), ["ʰ", "A"]);
+        assert_eq!(strs("o200k", "\u{301}A"), ["\u{301}", "A"]);
+        assert_eq!(strs("o200k", "HTMLParser's"), ["HTMLParser's"]);
+        assert_eq!(strs("o200k", "helloWORLD"), ["hello", "WORLD"]);
+    }
+
+    #[test]
+    fn built_in_regex_spelled_out_gets_the_hand_written_splitter() {
+        let s = Splitter::new(CL100K_PATTERN).unwrap();
+        assert!(matches!(s.engine, Engine::Cl100k));
+        assert_eq!(s.pattern(), CL100K_PATTERN);
+    }
+
     #[test]
     fn bad_custom_pattern_names_itself() {
         let err = Splitter::new("(unclosed").unwrap_err().to_string();

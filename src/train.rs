@@ -293,7 +293,15 @@ pub fn train<W: AsRef<[u8]>>(
             .get_mut(&top.pair)
             .map(|info| std::mem::take(&mut info.words))
             .unwrap_or_default();
-        for &wi in &words_with_pair {
+        for (j, &wi) in words_with_pair.iter().enumerate() {
+            // Visiting a word is two cache misses (its record, its symbols): `perf` put
+            // them at two thirds of the loop. The list is known ahead, so fetch ahead.
+            if let Some(&ahead) = words_with_pair.get(j + 16) {
+                prefetch(&meta[ahead as usize]);
+            }
+            if let Some(&ahead) = words_with_pair.get(j + 8) {
+                prefetch(arena.as_ptr().wrapping_add(meta[ahead as usize].start));
+            }
             let m = &mut meta[wi as usize];
             if m.seen == step {
                 continue;
@@ -372,6 +380,18 @@ fn finish(
         return Err(Error::Interrupted);
     }
     Ok((merges, stop))
+}
+
+/// Asks the CPU to start loading the cache line at `p` (a hint: never faults).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it never dereferences in a way that can fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// A pair's total count and the words that (may) contain it. One map for both: each

@@ -19,6 +19,7 @@ from bytepair.errors import (
     UnknownIdError,
     VocabSizeError,
 )
+from bytepair.patterns import GPT2
 from conftest import CORPORA, corpus_sample, shared
 from hypothesis import given
 from hypothesis import strategies as st
@@ -297,12 +298,27 @@ def test_count_file_newline_chunks_equal_the_whole(tmp_path, monkeypatch, patter
     data = corpus_sample(corpus, 30_000)
     path = tmp_path / "corpus.txt"
     path.write_bytes(data)
-    monkeypatch.setattr(reference, "CHUNK_BYTES", 1_000)
-    assert len(reference._chunk_bounds(data, [], 1_000)) > 1
+    monkeypatch.setattr(reference, "CHUNK_BYTES", 100)
+    assert len(reference._chunk_bounds(data, [], 100)) > 2
 
     assert reference.count_file(path, pattern, num_processes=1) == reference.count_pretokens(
         data, pattern
     )
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_count_file_cuts_only_where_every_pattern_ends_a_pretoken(tmp_path, monkeypatch, pattern):
+    # Newlines next to spaces, slashes, digits, CR, apostrophes and other newlines: cut
+    # after the wrong one and a pre-token changes (o200k joins ".\n/", gpt2 "\n\t").
+    lines = "x.\n/y\n\tz w \nq\r\nk\n\n9a\n's\nend.\n<|endoftext|>\n\u00e9t\u00e9\n\u4e2d\n"
+    data = (lines * 50).encode()
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(data)
+    monkeypatch.setattr(reference, "CHUNK_BYTES", 1)  # try a cut after every newline
+    for specials in ([], [EOT]):
+        expected = reference.count_pretokens(data, pattern, specials)
+        assert reference.count_file(path, pattern, specials, num_processes=1) == expected
+    assert len(reference._chunk_bounds(data, [], 1)) > 100
 
 
 def test_count_file_never_cuts_inside_an_overlapping_special_token(tmp_path, monkeypatch):
@@ -316,6 +332,13 @@ def test_count_file_never_cuts_inside_an_overlapping_special_token(tmp_path, mon
     expected = reference.count_pretokens(data, special_tokens=specials)
     assert b" end" not in expected
     assert reference.count_file(path, special_tokens=specials, num_processes=1) == expected
+
+
+def test_progress_line_only_on_a_terminal(tmp_path, capsys):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(b"hello world\n" * 100)
+    reference.count_file(path, progress=True)  # capsys's stderr is not a terminal
+    assert capsys.readouterr().err == ""
 
 
 def test_count_file_of_an_empty_file(tmp_path):
@@ -399,6 +422,19 @@ def test_rank_mode_merges_lowest_rank_first():
     assert encoder.encode("ab") == [257]
 
 
+def test_rank_mode_takes_a_whole_pretoken_that_is_a_token():
+    # b"abc" is a token, but neither b"ab" nor b"bc" is: merging cannot reach it.
+    import tiktoken
+
+    vocab = byte_vocab() | {256: b"abc"}
+    ranks = {token: i for i, token in vocab.items()}
+    tiktoken_abc = tiktoken.Encoding("abc", pat_str=GPT2, mergeable_ranks=ranks, special_tokens={})
+    assert tiktoken_abc.encode("abc abc") == [256, 32, 97, 98, 99]
+    assert reference.Encoder(vocab, None, {}, "gpt2").encode("abc abc") == [256, 32, 97, 98, 99]
+    # GPT-2's rule (merges given) has no such shortcut.
+    assert reference.Encoder(vocab, [], {}, "gpt2").encode("abc") == [97, 98, 99]
+
+
 # -- decoding ------------------------------------------------------------------------------
 
 
@@ -435,10 +471,17 @@ def test_vocab_size_too_small(corpus_file):
     assert merges == [] and vocab[256] == EOT.encode()
 
 
-@pytest.mark.parametrize("special_tokens", [[""], [EOT, EOT], "<|x|>"])
+@pytest.mark.parametrize("special_tokens", [[""], [EOT, EOT], "<|x|>", ["\n"]])
 def test_bad_special_tokens(corpus_file, special_tokens):
     with pytest.raises(SpecialTokenError):
         reference.train_bpe(corpus_file, 300, special_tokens)
+
+
+def test_empty_special_token_is_refused_everywhere():
+    with pytest.raises(SpecialTokenError):
+        reference.split_on_special("abc", ["<|x|>", ""])
+    with pytest.raises(SpecialTokenError):
+        reference.count_pretokens(b"abc", special_tokens=[""])
 
 
 def test_missing_file(tmp_path):

@@ -254,6 +254,8 @@ def test_bad_arguments_raise_typed_errors(tmp_path):
         bytepair.train(["abc"], vocab_size=300.0, progress=False)
     with pytest.raises(SpecialTokenError, match="given twice"):
         bytepair.train(["abc"], vocab_size=300, special_tokens=[EOT, EOT], progress=False)
+    with pytest.raises(SpecialTokenError, match="same bytes as a regular token"):
+        bytepair.train(["abc"], vocab_size=300, special_tokens=["a"], progress=False)
     with pytest.raises(SpecialTokenError, match="list of strings"):
         bytepair.train(["abc"], vocab_size=300, special_tokens=EOT, progress=False)
     with pytest.raises(PatternError, match="gtp2"):

@@ -64,7 +64,7 @@ Progress = bool | Callable[[int, int], None]
 
 @lru_cache(maxsize=64)
 def _compiled(pattern: str) -> regex.Pattern:
-    """Compiles a pattern name or regex once (compiling the gpt2 regex costs ~1 ms)."""
+    """Compiles a pattern name or regex, once per pattern."""
     return regex.compile(patterns.resolve(pattern))
 
 
@@ -79,6 +79,11 @@ def pretokenize(text: str, pattern: str = "gpt2") -> list[str]:
 
 @lru_cache(maxsize=64)
 def _special_regex(special_tokens: tuple[str, ...]) -> regex.Pattern:
+    if any(not isinstance(token, str) or not token for token in special_tokens):
+        # An empty token would match everywhere, cutting the text into characters.
+        raise SpecialTokenError(
+            f"special tokens must be non-empty strings, got {list(special_tokens)!r}"
+        )
     # Longest first: at a given position the regex takes the first alternative that
     # matches, so `<|a|><|b|>` must be tried before `<|a|>`.
     alternatives = sorted(special_tokens, key=len, reverse=True)
@@ -122,12 +127,11 @@ def count_pretokens(
     # surrogateescape maps each invalid byte to a lone surrogate and back, so no byte of
     # the corpus is ever lost or replaced.
     text = data.decode("utf-8", errors="surrogateescape")
-    counts: Counter[bytes] = Counter()
+    counts: Counter[str] = Counter()
     for piece, is_special in split_on_special(text, special_tokens):
         if not is_special:
             counts.update(pretokenize(piece, pattern))
-    # Count the str pre-tokens first and encode each distinct one once: encoding is the
-    # slow part and most pre-tokens repeat.
+    # Count the str pre-tokens first, then encode each distinct one once: most repeat.
     out: Counter[bytes] = Counter()
     for token, n in counts.items():
         out[token.encode("utf-8", errors="surrogateescape")] += n
@@ -150,6 +154,8 @@ def count_file(
     The result is exactly count_pretokens(whole file): chunks are cut only where the
     whole-text pipeline has a boundary too (see _is_safe_cut). ``progress=True`` draws a
     line on stderr when it is a terminal; a callable gets ``(bytes_done, bytes_total)``.
+    Worker processes start with multiprocessing's default method; where that is spawn
+    (macOS, Windows) call this under ``if __name__ == "__main__":``.
     """
     path = _checked_corpus_path(path)
     _compiled(pattern)  # a bad pattern fails here, not in a worker
@@ -169,9 +175,10 @@ def count_file(
             counts.update(chunk_counts)
             report(size)
     else:
-        # "spawn": fork is unsafe once a process has threads, and spawn is the same on
-        # every platform.
-        with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        # The platform's default start method: fork on Linux (cheap, and works from a
+        # script without an `if __name__ == "__main__":` guard, which spawn and
+        # forkserver need).
+        with multiprocessing.Pool(processes) as pool:
             for size, chunk_counts in pool.imap_unordered(_count_chunk, jobs):
                 counts.update(chunk_counts)
                 report(size)
@@ -217,47 +224,62 @@ def _chunk_bounds(data, specials: list[bytes], chunk_bytes: int) -> list[tuple[i
 
 
 def _next_safe_cut(data, position: int, specials: list[bytes]) -> int:
-    """The first safe cut at or after position, or len(data)."""
-    # Candidates: where a special token starts, or (no special tokens) after a newline.
-    needles = specials or [b"\n"]
-    while position < len(data):
-        found = [i for i in (data.find(n, position) for n in needles) if i >= 0]
-        if not found:
-            return len(data)
-        cut = min(found) + (0 if specials else 1)
+    """The first safe cut at or after position, or len(data).
+
+    Candidates are the start of each special token and the byte after each newline, in
+    order of position; we remember where each needle occurs next, so that rejecting a
+    candidate never re-scans the file for the others.
+    """
+    needles = [(token, 0) for token in specials] + [(b"\n", 1)]  # (bytes, cut offset)
+    found = [data.find(needle, position) for needle, _ in needles]
+    while any(i >= 0 for i in found):
+        k = min((i, k) for k, i in enumerate(found) if i >= 0)[1]
+        cut = found[k] + needles[k][1]
         if _is_safe_cut(data, cut, specials):
             return cut
-        position = min(found) + 1
+        found[k] = data.find(needles[k][0], found[k] + 1)
     return len(data)
 
 
-def _is_safe_cut(data, cut: int, specials: list[bytes]) -> bool:
-    """Whether counting data[:cut] and data[cut:] apart gives the counts of the whole.
+_LETTER_OR_NUMBER = regex.compile(r"[\p{L}\p{N}]")
 
-    At the start of a special token that no other occurrence straddles, the leftmost-
-    longest scan of the whole text starts a match exactly there, so both halves split the
-    same way. (Special tokens are valid UTF-8, so the cut is a character boundary too.)
-    With no special tokens, we cut after a newline between two non-space characters:
-    every built-in pattern ends a pre-token there (`\\s` never joins a letter, number or
-    punctuation run across a newline). A custom pattern that does join them gets
-    slightly different counts in parallel; count it with num_processes=1 to be exact.
+
+def _is_safe_cut(data, cut: int, specials: list[bytes]) -> bool:
+    r"""Whether counting data[:cut] and data[cut:] apart gives the counts of the whole.
+
+    No occurrence of a special token may straddle the cut. Then, at the start of a
+    special token, the leftmost-longest scan of the whole text starts a match exactly
+    there, so both halves split the same way. (Special tokens are valid UTF-8, so the cut
+    is a character boundary too.)
+
+    Elsewhere we cut right after a newline that follows a non-space character and comes
+    before a letter or number: every built-in pattern ends a pre-token there. (Not before
+    a space: gpt2 joins "\n\t" into one pre-token; not after one: "x \n" splits
+    differently at the end of a text; not before "/": o200k joins ".\n/".) A custom
+    pattern that joins such a newline to its neighbours gets slightly different counts
+    in parallel; count with num_processes=1 to be exact.
     """
     for token in specials:
-        window_start = max(0, cut - len(token) + 1)
-        i = data.find(token, window_start, cut + len(token) - 1)
+        window_end = cut + len(token) - 1
+        i = data.find(token, max(0, cut - len(token) + 1), window_end)
         while 0 <= i < cut:
             if i + len(token) > cut:
-                return False  # an occurrence straddles the cut
-            i = data.find(token, i + 1, cut + len(token) - 1)
-    if specials:
+                return False  # this occurrence straddles the cut
+            i = data.find(token, i + 1, window_end)
+    if any(data[cut : cut + len(token)] == token for token in specials):
         return True
-    before = bytes(data[max(0, cut - 5) : cut - 1]).decode("utf-8", "surrogateescape")
+    before = bytes(data[max(0, cut - 5) : cut]).decode("utf-8", "surrogateescape")
     after = bytes(data[cut : cut + 4]).decode("utf-8", "surrogateescape")
-    return bool(before and after) and not (before[-1].isspace() or after[0].isspace())
+    return (
+        len(before) >= 2
+        and before[-1] == "\n"
+        and not before[-2].isspace()
+        and _LETTER_OR_NUMBER.match(after) is not None
+    )
 
 
 def _progress_reporter(progress: Progress, total: int) -> Callable[[int], None]:
-    """A function to call with each finished chunk's size (0 at the end)."""
+    """A function to call with each finished chunk's size."""
     if callable(progress):
         draw = progress
     elif progress and sys.stderr.isatty():  # a progress line in a log file is just noise
@@ -311,9 +333,10 @@ def train_from_counts(
     >>> train_from_counts({b"abab": 3, b"ba": 1}, 3)
     [(b'a', b'b'), (b'ab', b'ab'), (b'b', b'a')]
     """
-    # A word is a list of symbols. A symbol is identified by its bytes: a merge that
-    # rebuilds bytes already in the vocab (a+bc after ab+c) yields that same symbol, so
-    # its counts combine with the existing token's (DESIGN rule 6).
+    # A word is a list of symbols, and a symbol is its bytes: so a merge that rebuilt
+    # bytes already in the vocab (a+bc after ab+c) would yield that same token, as DESIGN
+    # rule 6 asks. (Training from scratch never rebuilds a token: the second occurrence's
+    # bytes would have been merged into one symbol by the first merge already.)
     words = [[bytes([b]) for b in word] for word in counts]
     weights = list(counts.values())
 
@@ -329,6 +352,7 @@ def train_from_counts(
     heap = [(-n, _Greatest(pair)) for pair, n in pair_counts.items()]
     heapq.heapify(heap)
 
+    # Step 3: merge the best pair everywhere, until num_merges or no pair is frequent enough.
     merges: list[Pair] = []
     while len(merges) < num_merges:
         pair = _pop_best(heap, pair_counts, min_frequency)
@@ -445,8 +469,7 @@ def build_vocab(merges: Sequence[Pair], special_tokens: Sequence[str] = ()) -> d
         if encoded in known:
             raise SpecialTokenError(
                 f"special token {token!r} has the same bytes as a regular token; bytes in "
-                f"the vocab must be unique, so pick special-token text that cannot occur "
-                f"in a merge (such as <|{token}|>)"
+                f"the vocab must be unique, so pick a longer text such as '<|{token}|>'"
             )
         vocab[len(vocab)] = encoded
         known.add(encoded)
@@ -476,6 +499,9 @@ def train_bpe(
             f"the {len(special_tokens)} special tokens, so at least "
             f"{256 + len(special_tokens)}"
         )
+    # Text that matches a special token is cut out before counting, so no merge can make
+    # a special token's bytes: only a one-byte special token collides, and fails here.
+    build_vocab([], special_tokens)
     counts = count_file(input_path, pattern, special_tokens, num_processes, progress)
     merges = train_from_counts(counts, num_merges, min_frequency)
     return build_vocab(merges, special_tokens), merges
@@ -571,7 +597,8 @@ class Encoder:
     ``vocab`` maps ids to bytes; ids are arbitrary (GPT-2 does not give byte b the id b).
     With ``merges``, each pre-token is split into bytes and the adjacent pair that was
     merged earliest is merged, again and again. With ``merges=None`` the vocab is a rank
-    table (tiktoken): the adjacent pair whose concatenation has the lowest id is merged.
+    table (tiktoken): a pre-token that is in the vocab is that token, any other has the
+    adjacent pair whose concatenation has the lowest id merged, again and again.
     Both merge one pair at a time, leftmost on ties. ``special_tokens`` maps each special
     token to its id (it need not be in ``vocab``).
     """
@@ -599,6 +626,7 @@ class Encoder:
             self._decoder[i] = token.encode("utf-8")
         self._vocab_size = max(self._decoder) + 1
 
+        self._rank_mode = merges is None
         if merges is None:
             self._priority = self._rank_priority
         else:
@@ -612,6 +640,7 @@ class Encoder:
                 self._merge_rank.setdefault((left, right), n)  # a repeat keeps the first
             self._priority = self._merge_priority
         self._cache: dict[bytes, list[int]] = {}
+        self._cache_limit = 100_000  # pre-tokens; then start afresh, so memory stays bounded
         _compiled(pattern)  # a bad pattern fails now, not at the first encode
 
     def _merge_priority(self, left: bytes, right: bytes) -> float:
@@ -623,8 +652,14 @@ class Encoder:
     def _encode_piece(self, piece: bytes) -> list[int]:
         """The ids of one pre-token; cached, since most pre-tokens repeat."""
         ids = self._cache.get(piece)
+        if ids is None and self._rank_mode and piece in self._ids:
+            # tiktoken's rule: a pre-token that is itself a token is that token, even if
+            # merging would not reach it (Llama 3's rank table has such tokens).
+            ids = [self._ids[piece]]
         if ids is None:
             ids = [self._ids[part] for part in _bpe(piece, self._priority)]
+            if len(self._cache) >= self._cache_limit:
+                self._cache.clear()
             self._cache[piece] = ids
         return ids
 

@@ -95,6 +95,9 @@ def _learn(
     progress: bool,
 ) -> list[Merge]:
     num_merges = _num_merges(vocab_size, special_tokens)
+    # Special-token text is cut out before counting, so no merge can rebuild a special
+    # token's bytes: only a one-byte special token collides, and it fails here, early.
+    build_vocab([], special_tokens)
     if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
         raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
     if threads is not None and (

@@ -45,6 +45,15 @@ pub(super) fn char_at(text: &[u8], i: usize) -> (u8, usize) {
     }
 }
 
+/// The class of the byte at `i` if it is ASCII; `None` past the end or on a non-ASCII byte.
+/// For the splitters' fast paths.
+#[inline(always)]
+pub(super) fn ascii_class(text: &[u8], i: usize) -> Option<u8> {
+    text.get(i)
+        .filter(|b| b.is_ascii())
+        .map(|&b| BLOCKS[0][b as usize])
+}
+
 /// The class of the character at `i`, or `None` at the end of the text.
 #[inline(always)]
 pub(super) fn class_at(text: &[u8], i: usize) -> Option<u8> {

@@ -9,17 +9,40 @@
 //! starts a match of some alternative, so the pieces tile the text.
 
 use super::chars::{
-    byte_run, char_at, class_at, contraction, is_punct, run, run_max, whitespace, LETTER, NUMBER,
+    ascii_class, byte_run, char_at, class_at, contraction, is_punct, run, run_max, whitespace,
+    LETTER, NUMBER,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
 #[inline]
 pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
+    if let Some(start) = ascii_word_start(text, i) {
+        return run(text, start, |c| c & LETTER != 0);
+    }
     contraction(text, i, true)
         .or_else(|| prefixed_letters(text, i))
         .or_else(|| digits(text, i))
         .or_else(|| punctuation(text, i))
         .unwrap_or_else(|| whitespace_end(text, i))
+}
+
+/// A fast path for the commonest pieces, `word`, ` word` and `(word`, when they start in ASCII:
+/// where `[^\r\n\p{L}\p{N}]?+\p{L}++` starts its run of letters. An apostrophe is left to the
+/// general path, as it may start a contraction. Skipping the contraction test this way saves
+/// 8% of the instructions per byte of en-prose (cachegrind: 24.3 against 26.6).
+#[inline(always)]
+fn ascii_word_start(text: &[u8], i: usize) -> Option<usize> {
+    let class = ascii_class(text, i)?;
+    if class & LETTER != 0 {
+        Some(i)
+    } else if class & NUMBER == 0
+        && !matches!(text[i], b'\r' | b'\n' | b'\'')
+        && ascii_class(text, i + 1)? & LETTER != 0
+    {
+        Some(i + 1)
+    } else {
+        None
+    }
 }
 
 /// `[^\r\n\p{L}\p{N}]?+\p{L}++`: a run of letters, with the one character before it when that

@@ -6,6 +6,9 @@
 //!
 //! As in the regex, the first alternative that matches at a position wins. Every character
 //! starts a match of some alternative, so the pieces tile the text.
+//!
+//! No separate ASCII path: `char_at`'s ASCII branch is enough here (one for ` word` cost 7%
+//! more instructions per byte of en-prose, by cachegrind).
 
 use super::chars::{char_at, class_at, contraction, is_punct, run, whitespace, LETTER, NUMBER};
 
