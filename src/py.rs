@@ -649,7 +649,15 @@ mod training {
             for t in &texts {
                 if let Ok(s) = t.cast::<PyString>() {
                     if s.to_str().is_err() {
-                        let b = s.call_method1("encode", ("utf-8", "surrogateescape"))?;
+                        // U+DC80..U+DCFF are bytes decoded with surrogateescape; any other
+                        // lone surrogate is not text and trains as U+FFFD, as encode does.
+                        let b = s
+                            .call_method1("encode", ("utf-8", "surrogateescape"))
+                            .or_else(|_| {
+                                s.call_method1("encode", ("utf-16", "surrogatepass"))?
+                                    .call_method1("decode", ("utf-16", "replace"))?
+                                    .call_method1("encode", ("utf-8",))
+                            })?;
                         encoded.push(b.cast_into::<PyBytes>()?);
                         owner.push(encoded.len());
                         continue;

@@ -59,10 +59,11 @@ class Tokenizer:
         return set(self._special_tokens.values())
 
     def _build_encoder(self) -> _core.Encoder:
-        special_ids = self._special_ids()
-        regular = {i: b for i, b in self._vocab.items() if i not in special_ids}
+        # The whole vocab, special tokens' bytes included: a special token that equals a
+        # learned token (GPT-2's vocab.json style) keeps that id, and plain text still
+        # merges into it, as tiktoken does when a special token is also a mergeable rank.
         return _core.Encoder(
-            regular, self._merges, list(self._special_tokens.items()), self._pattern
+            dict(self._vocab), self._merges, list(self._special_tokens.items()), self._pattern
         )
 
     # -- what the tokenizer is ------------------------------------------------------------

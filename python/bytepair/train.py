@@ -206,6 +206,13 @@ def _checked_path(path: str | os.PathLike) -> str:
         raise CorpusError(f"corpus {path!r} is a directory; pass the files inside it")
     if not os.path.exists(path):
         raise CorpusError(f"corpus file {path!r} does not exist")
+    if not os.path.isfile(path):
+        # A pipe (`<(xzcat corpus.xz)`), socket or device reports size 0 and cannot be
+        # memory-mapped: counting it would silently learn nothing.
+        raise CorpusError(
+            f"corpus {path!r} is not a regular file (a pipe or a device); write it to a file "
+            "first, or pass its text (an iterable of str)"
+        )
     if not os.access(path, os.R_OK):
         raise CorpusError(f"corpus file {path!r} is not readable (check its permissions)")
     return path

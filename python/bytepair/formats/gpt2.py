@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 
-from bytepair.errors import FormatError
+from bytepair.errors import FormatError, VocabError
 from bytepair.formats.atomic import write_files
 
 
@@ -165,7 +165,6 @@ def _check_rank_table(tok) -> None:
     """A rank table (from tiktoken) may hold tokens that no merge produces: tiktoken reaches
     them only when a whole pre-token is that token (Llama 3 has 678). vocab.json +
     merges.txt cannot say so, and the reader would even take them for special tokens."""
-    from bytepair.errors import VocabError
 
     special_ids = set(tok.special_tokens.values())
     made = {a + b for a, b in tok.merges}
@@ -207,9 +206,11 @@ def load(
     """
     from bytepair.tokenizer import Tokenizer
 
-    vocab, merges = read(
-        os.path.join(directory, "vocab.json"), os.path.join(directory, "merges.txt")
-    )
+    vocab_path = os.path.join(directory, "vocab.json")
+    vocab, merges = read(vocab_path, os.path.join(directory, "merges.txt"))
     if special_tokens is None:
         special_tokens = special_candidates(vocab, merges)
-    return Tokenizer(vocab, merges, special_tokens=list(special_tokens), pattern=pattern)
+    try:
+        return Tokenizer(vocab, merges, special_tokens=list(special_tokens), pattern=pattern)
+    except VocabError as e:  # a damaged vocab.json (a byte missing, say): name the file
+        raise FormatError(f"{vocab_path}: {e}") from None

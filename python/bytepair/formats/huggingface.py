@@ -320,6 +320,8 @@ def from_json(doc, name: str = "tokenizer.json"):
         return Tokenizer(vocab, merges, special_tokens=specials, pattern=pattern)
     except (VocabError, SpecialTokenError) as e:
         raise FormatError(f"{mwhere}: {e}") from None
+    except PatternError as e:  # valid for Python's regex, refused by the core's engine
+        raise FormatError(f"{name}: pre_tokenizer: {e}") from None
 
 
 def _added_tokens(doc: Mapping, name: str) -> dict[str, int]:
