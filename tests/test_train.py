@@ -272,3 +272,23 @@ def test_bad_arguments_raise_typed_errors(tmp_path):
     with pytest.raises(ValueError, match="min_frequency"):
         bytepair.train(["abc"], vocab_size=300, min_frequency=0, progress=False)
     assert issubclass(CorpusError, OSError) and isinstance(missing, Path)
+
+
+@pytest.mark.parametrize("corpus", [["/no/such/dir/corpus.txt"], ["corpus-typo.txt"]])
+def test_a_missing_corpus_path_is_an_error_not_text(corpus, tmp_path, monkeypatch):
+    # Strings that look like file names must not be trained on as their own text.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(bytepair.CorpusError, match="not found"):
+        bytepair.train(corpus, vocab_size=300, progress=False)
+
+
+def test_one_missing_path_among_files_is_named(tmp_path):
+    good = tmp_path / "a.txt"
+    good.write_text("hello world")
+    with pytest.raises(bytepair.CorpusError, match=r"b\.txt"):
+        bytepair.train([str(good), str(tmp_path / "b.txt")], vocab_size=300, progress=False)
+
+
+def test_sentences_are_texts():
+    tok = bytepair.train(["the cat sat", "on the mat"] * 5, vocab_size=260, progress=False)
+    assert tok.decode(tok.encode("the cat")) == "the cat"

@@ -13,6 +13,7 @@ about 0.1 s.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -236,12 +237,32 @@ def _sources(files_or_texts) -> tuple[list[str], Iterable[str | bytes] | None]:
         # A list of str names files when every one of them is a file.
         if items and all(isinstance(x, str) and _is_file_name(x) for x in items):
             return [_checked_path(x) for x in items], None
+        # A typo in one path must not train on the path's own text: when the strings look
+        # like file names (or some of them are files), the missing ones are an error.
+        strings = [x for x in items if isinstance(x, str)]
+        if strings and (
+            any(_is_file_name(x) for x in strings) or all(_looks_like_path(x) for x in strings)
+        ):
+            missing = [x for x in strings if not _is_file_name(x)]
+            raise CorpusError(
+                f"corpus file not found: {missing[0]!r}"
+                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                + "; to train on these strings as text, pass an iterator: iter([...])"
+            )
         return [], _texts(items)
     return [], _texts(files_or_texts)
 
 
 def _is_file_name(s: str) -> bool:
     return 0 < len(s) < 4096 and "\n" not in s and "\0" not in s and os.path.isfile(s)
+
+
+_PATH_LIKE = re.compile(r"[^\s]*(/|\\)[^\s]*|[^\s/\\]+\.[A-Za-z0-9]{1,6}")
+
+
+def _looks_like_path(s: str) -> bool:
+    """One word with a directory separator, or a name with an extension (corpus.txt)."""
+    return len(s) < 4096 and _PATH_LIKE.fullmatch(s) is not None
 
 
 def _texts(items: Iterable) -> Iterator[str | bytes]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 
 from bytepair.errors import FormatError, VocabError
@@ -179,6 +180,9 @@ def _check_rank_table(tok) -> None:
         )
 
 
+_SPECIAL_SHAPE = re.compile(r"<[^<>\s]+>|\[[^\[\]\s]+\]")
+
+
 def special_candidates(vocab: Mapping[int, bytes], merges: Sequence[Merge]) -> list[str]:
     """Tokens that only a special token can produce: longer than one byte, the result of
     no merge, and valid UTF-8. Encoding text can never reach them."""
@@ -207,9 +211,19 @@ def load(
     from bytepair.tokenizer import Tokenizer
 
     vocab_path = os.path.join(directory, "vocab.json")
-    vocab, merges = read(vocab_path, os.path.join(directory, "merges.txt"))
+    merges_path = os.path.join(directory, "merges.txt")
+    vocab, merges = read(vocab_path, merges_path)
     if special_tokens is None:
         special_tokens = special_candidates(vocab, merges)
+        # Only text shaped like a control token (<|endoftext|>, <s>, [CLS]) is taken for a
+        # special token; any other unbuilt token means merges.txt lost lines.
+        odd = [t for t in special_tokens if not _SPECIAL_SHAPE.fullmatch(t)]
+        if odd:
+            raise FormatError(
+                f"{merges_path}: no merge builds {len(odd)} tokens of {vocab_path} (first: "
+                f"{odd[0]!r}); merges.txt looks truncated. If those are special tokens, "
+                "pass special_tokens=[...] explicitly"
+            )
     try:
         return Tokenizer(vocab, merges, special_tokens=list(special_tokens), pattern=pattern)
     except VocabError as e:  # a damaged vocab.json (a byte missing, say): name the file
