@@ -292,3 +292,15 @@ def test_one_missing_path_among_files_is_named(tmp_path):
 def test_sentences_are_texts():
     tok = bytepair.train(["the cat sat", "on the mat"] * 5, vocab_size=260, progress=False)
     assert tok.decode(tok.encode("the cat")) == "the cat"
+
+
+def test_consuming_the_counts_gives_the_same_merges_and_empties_them():
+    counts = reference.count_pretokens(corpus_sample("tinystories", 50_000))
+    wc = _core.WordCounts()
+    for word, n in counts.items():
+        wc.add(word, n)
+    kept = _core.train_merges(wc, 200)
+    assert len(wc) == len(counts)
+    consumed = _core.train_merges(wc, 200, consume=True)
+    assert consumed == kept == reference.train_from_counts(counts, 200)
+    assert len(wc) == 0

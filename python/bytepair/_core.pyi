@@ -100,4 +100,5 @@ def train_merges(
     num_merges: int,
     min_frequency: int = 1,
     progress: Progress | None = None,
+    consume: bool = False,
 ) -> list[tuple[bytes, bytes]]: ...

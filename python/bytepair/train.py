@@ -160,7 +160,9 @@ def _merges_from_counts(
     the early-stop warning: the same code after local counting and after ``engine="ray"``."""
     num_merges = _num_merges(vocab_size, special_tokens)
     with Bar("merging", total=num_merges, unit="merges", enabled=show) as bar:
-        merges = _core.train_merges(counts, num_merges, min_frequency, progress=bar)
+        # consume: the merge loop builds its own word table; freeing the counts' copy
+        # keeps the peak down on big corpora.
+        merges = _core.train_merges(counts, num_merges, min_frequency, progress=bar, consume=True)
     if len(merges) < num_merges:
         warnings.warn(
             f"training stopped after {len(merges)} of {num_merges} merges: no pair of tokens "
