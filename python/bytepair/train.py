@@ -69,8 +69,14 @@ def train(
     merges = _learn(
         files_or_texts, vocab_size, special_tokens, pattern, min_frequency, threads, progress
     )
-    vocab = build_vocab(merges, special_tokens)
-    return Tokenizer(vocab, merges, special_tokens=special_tokens, pattern=pattern)
+    return _tokenizer(merges, special_tokens, pattern)
+
+
+def _tokenizer(merges: list[Merge], special_tokens: list[str], pattern: str) -> Tokenizer:
+    """The Tokenizer of learned merges: DESIGN's ids (bytes, merges, special tokens)."""
+    return Tokenizer(
+        build_vocab(merges, special_tokens), merges, special_tokens=special_tokens, pattern=pattern
+    )
 
 
 def train_bpe(
@@ -339,5 +345,4 @@ def _tokenizer_from_counts(
     # stacklevel 6: the warning points at the caller of bytepair.train(..., engine="ray").
     show = wanted(progress)
     merges = _merges_from_counts(counts, vocab_size, special_tokens, min_frequency, show, 6)
-    vocab = build_vocab(merges, special_tokens)
-    return Tokenizer(vocab, merges, special_tokens=special_tokens, pattern=pattern)
+    return _tokenizer(merges, special_tokens, pattern)
