@@ -44,6 +44,9 @@ const CACHE_IDS: usize = 4;
 /// in L2 (the whole-token table of o200k is 6 MB: a look-up there is a cache miss) and for
 /// `encode_iterable` under an address-space limit of current + 4 MB.
 const CACHE_BITS: u32 = 12;
+/// log2 of the per-thread pair cache's slots: 16384 slots of 16 bytes, 256 KB, in L2 (1 MB
+/// here) next to the piece cache, while o200k's pair table is 4 MB.
+const PAIR_CACHE_BITS: u32 = 14;
 /// Ids at or above this are refused: the decoder keeps a dense table indexed by id.
 const MAX_ID: usize = 1 << 26;
 
@@ -52,12 +55,16 @@ const MAX_ID: usize = 1 << 26;
 /// tokens included, are answered from L2; a collision simply overwrites the slot.
 struct PieceCache {
     slots: Vec<(u128, u32, [Rank; CACHE_IDS])>,
+    /// Recent pair look-ups, `(left << 32 | right, priority, merged)`, direct-mapped, absent
+    /// pairs included (see [`Encoder::hot_pair`]).
+    pairs: Vec<(u64, u32, Rank)>,
 }
 
 impl Default for PieceCache {
     fn default() -> Self {
         PieceCache {
             slots: vec![(0, 0, [0; CACHE_IDS]); 1 << CACHE_BITS],
+            pairs: vec![(u64::MAX, NONE, NONE); 1 << PAIR_CACHE_BITS],
         }
     }
 }
@@ -121,8 +128,12 @@ impl SpecialPolicy {
 /// A byte-level BPE encoder and decoder. Immutable and `Sync`: build once, share across threads.
 pub struct Encoder {
     byte_ids: [Rank; 256],
-    /// `(left << 32) | right` -> `(priority, merged id)`.
-    pairs: FxHashMap<u64, (u32, Rank)>,
+    /// `(left, right)` -> `(priority, merged id)`.
+    pairs: PairTable,
+    /// The pair table for two single bytes, indexed by `(byte << 8) | byte`: the first
+    /// pass over a pre-token's bytes reads this 512 KB table, which stays in L2, instead of
+    /// the big one (o200k's is 4 MB).
+    byte_pairs: Vec<(u32, Rank)>,
     /// Tokens whose BPE is themselves: a pre-token equal to one is a single look-up.
     /// Up to 15 bytes keyed by [`short_key`], longer ones by their bytes.
     whole: FxHashMap<u128, Rank>,
@@ -148,7 +159,7 @@ impl std::fmt::Debug for Encoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Encoder")
             .field("tokens", &self.whole.len())
-            .field("pairs", &self.pairs.len())
+            .field("pairs", &self.pairs.map.len())
             .field("specials", &self.specials.len())
             .field("pattern", &self.splitter.pattern())
             .finish()
@@ -166,6 +177,31 @@ fn pair_key(a: Rank, b: Rank) -> u64 {
     k ^= k >> 33;
     k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     k ^ (k >> 33)
+}
+
+/// The pair table, `(left, right)` -> `(priority, merged id)`, keyed by [`pair_key`].
+/// hashbrown beats a plain open-addressing table (16-byte slots, at most half full) here:
+/// most look-ups on Chinese are of pairs that are not there, which hashbrown answers from
+/// its 1-byte control array (256 KB for o200k, in L2) without touching the 4 MB of slots;
+/// o200k Chinese ran at 14-17 MB/s with open addressing, 20 MB/s with hashbrown.
+#[derive(Default)]
+struct PairTable {
+    map: FxHashMap<u64, (u32, Rank)>,
+}
+
+impl PairTable {
+    #[inline]
+    fn get(&self, a: Rank, b: Rank) -> (u32, Rank) {
+        match self.map.get(&pair_key(a, b)) {
+            Some(&p) => p,
+            None => (NONE, NONE),
+        }
+    }
+
+    /// Inserts unless the pair is there already (a repeated merge keeps its first priority).
+    fn insert_first(&mut self, a: Rank, b: Rank, value: (u32, Rank)) {
+        self.map.entry(pair_key(a, b)).or_insert(value);
+    }
 }
 
 impl Encoder {
@@ -227,7 +263,7 @@ impl Encoder {
             })?;
         }
 
-        let mut pairs: FxHashMap<u64, (u32, Rank)> = FxHashMap::default();
+        let mut pairs = PairTable::default();
         // Rank mode: filled below, in rank order, with each token's canonical merge.
         if let Some(merges) = merges {
             let mut ab = Vec::new();
@@ -245,7 +281,7 @@ impl Encoder {
                     continue;
                 };
                 // A repeated merge keeps its first (highest) priority.
-                pairs.entry(pair_key(ia, ib)).or_insert((prio as u32, iab));
+                pairs.insert_first(ia, ib, (prio as u32, iab));
             }
         }
 
@@ -274,6 +310,7 @@ impl Encoder {
         let mut enc = Encoder {
             byte_ids,
             pairs,
+            byte_pairs: vec![(NONE, NONE); 1 << 16],
             whole: FxHashMap::default(),
             whole_long: FxHashMap::default(),
             bytes,
@@ -292,6 +329,7 @@ impl Encoder {
         // from their bytes. Rank mode: tiktoken's rule *is* the short-cut first (a pre-token
         // that is a token is that token), even for tokens no merge reaches; Llama 3's rank
         // table has such tokens.
+        enc.fill_byte_pairs();
         let reachable = match merges {
             None => {
                 enc.build_rank_table(&vocab);
@@ -345,7 +383,6 @@ impl Encoder {
             .map(|(i, (id, t))| (*id, t.as_slice(), i))
             .collect();
         order.sort_unstable();
-        self.pairs.reserve(order.len());
         let mut parts = Vec::new();
         for (id, t, i) in order {
             parts.clear();
@@ -353,7 +390,10 @@ impl Encoder {
             // Fewer than two parts cannot happen (t is not in the table yet); more means no
             // merge builds t: it is unreachable.
             if let [a, b] = parts[..] {
-                self.pairs.insert(pair_key(a, b), (id, id));
+                self.pairs.insert_first(a, b, (id, id));
+                if t.len() == 2 {
+                    self.byte_pairs[(t[0] as usize) << 8 | t[1] as usize] = (id, id);
+                }
                 self.rank_merges.push((a, b));
                 reachable[i] = true;
             }
@@ -393,9 +433,23 @@ impl Encoder {
 
     #[inline]
     fn pair(&self, a: Rank, b: Rank) -> (u32, Rank) {
-        match self.pairs.get(&pair_key(a, b)) {
-            Some(&p) => p,
-            None => (NONE, NONE),
+        self.pairs.get(a, b)
+    }
+
+    /// The pair table's entry for two single bytes.
+    #[inline]
+    fn byte_pair(&self, x: u8, y: u8) -> (u32, Rank) {
+        self.byte_pairs[(x as usize) << 8 | y as usize]
+    }
+
+    /// Fills `byte_pairs` from `pairs` (merges mode; rank mode adds them as it goes).
+    fn fill_byte_pairs(&mut self) {
+        for x in 0..=255u8 {
+            for y in 0..=255u8 {
+                self.byte_pairs[(x as usize) << 8 | y as usize] = self
+                    .pairs
+                    .get(self.byte_ids[x as usize], self.byte_ids[y as usize]);
+            }
         }
     }
 
@@ -410,16 +464,47 @@ impl Encoder {
 
     #[inline]
     fn bpe_short(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        self.bpe_short_with(piece, out, |a, b| self.pair(a, b))
+    }
+
+    #[inline]
+    fn bpe_short_with(
+        &self,
+        piece: &[u8],
+        out: &mut Vec<Rank>,
+        pair: impl FnMut(Rank, Rank) -> (u32, Rank),
+    ) {
         if piece.len() <= TINY {
-            self.bpe_scan::<TINY>(piece, out)
+            self.bpe_scan::<TINY>(piece, out, pair)
         } else {
-            self.bpe_scan::<SHORT>(piece, out)
+            self.bpe_scan::<SHORT>(piece, out, pair)
         }
+    }
+
+    /// A pair look-up through the thread's pair cache. Long Chinese pre-tokens (o200k's
+    /// runs of Han characters) make several look-ups per character, most of them in the
+    /// 4 MB table, missing L2; the few thousand pairs of common characters are answered
+    /// from here instead. Only for a finished table: absent pairs are cached too.
+    #[inline]
+    fn hot_pair(&self, hot: &mut [(u64, u32, Rank)], a: Rank, b: Rank) -> (u32, Rank) {
+        let key = ((a as u64) << 32) | b as u64;
+        let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - PAIR_CACHE_BITS)) as usize;
+        let slot = &mut hot[i];
+        if slot.0 != key {
+            let (p, m) = self.pair(a, b);
+            *slot = (key, p, m);
+        }
+        (slot.1, slot.2)
     }
 
     /// tiktoken's scan: find the lowest pair, merge, update its neighbours. O(n * merges),
     /// fastest for short pieces since everything stays in two small stack arrays.
-    fn bpe_scan<const N: usize>(&self, piece: &[u8], out: &mut Vec<Rank>) {
+    fn bpe_scan<const N: usize>(
+        &self,
+        piece: &[u8],
+        out: &mut Vec<Rank>,
+        mut pair: impl FnMut(Rank, Rank) -> (u32, Rank),
+    ) {
         let mut n = piece.len();
         if n == 0 {
             return;
@@ -431,7 +516,7 @@ impl Encoder {
             *slot = self.byte_ids[b as usize];
         }
         for i in 0..n - 1 {
-            prio[i] = self.pair(ids[i], ids[i + 1]);
+            prio[i] = self.byte_pair(piece[i], piece[i + 1]);
         }
         while n > 1 {
             let mut best = NONE;
@@ -452,10 +537,10 @@ impl Encoder {
             }
             n -= 1;
             if at + 1 < n {
-                prio[at] = self.pair(ids[at], ids[at + 1]);
+                prio[at] = pair(ids[at], ids[at + 1]);
             }
             if at > 0 {
-                prio[at - 1] = self.pair(ids[at - 1], ids[at]);
+                prio[at - 1] = pair(ids[at - 1], ids[at]);
             }
         }
         out.extend_from_slice(&ids[..n]);
@@ -472,7 +557,7 @@ impl Encoder {
         let mut prev: Vec<u32> = (0..end).map(|i| i.wrapping_sub(1)).collect();
         let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(n);
         for i in 0..n - 1 {
-            let (p, _) = self.pair(ids[i], ids[i + 1]);
+            let (p, _) = self.byte_pair(piece[i], piece[i + 1]);
             if p != NONE {
                 heap.push(Reverse(((p as u64) << 32) | i as u64));
             }
@@ -520,7 +605,11 @@ impl Encoder {
         let Some(key) = short_key(piece) else {
             match self.whole_long.get(piece) {
                 Some(&id) => out.push(id),
-                None => self.bpe(piece, out),
+                None if piece.len() <= SHORT => {
+                    let hot = &mut cache.pairs;
+                    self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))
+                }
+                None => self.bpe_long(piece, out),
             }
             return;
         };
@@ -532,7 +621,10 @@ impl Encoder {
         let start = out.len();
         match self.whole.get(&key) {
             Some(&id) => out.push(id),
-            None => self.bpe_short(piece, out),
+            None => {
+                let hot = &mut cache.pairs;
+                self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))
+            }
         }
         let got = &out[start..];
         if got.len() <= CACHE_IDS {

@@ -72,6 +72,10 @@ mod encoder {
     /// than encoding them.
     const DETACH_BYTES: usize = 2048;
 
+    /// Ids below this get a cached Python int (a vocab with sparse huge ids would otherwise
+    /// cost gigabytes); the rest are made per use.
+    const CACHED_INTS: usize = 1 << 20;
+
     pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<PyEncoder>()?;
         m.add_class::<PyStream>()?;
@@ -123,8 +127,22 @@ mod encoder {
         }
     }
 
-    fn ids_list<'py>(py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, ids)
+    /// A Python list of the ids, from the encoder's table of int objects: a new reference
+    /// to a cached int instead of a new int per id (ids above 256 are not small ints, so
+    /// Python would allocate each one). Building the list took as long as encoding before:
+    /// 23 ms vs 3.3 ms for gpt2's 0.8 M ids of 3 MB of English.
+    fn ids_list<'py>(
+        py: Python<'py>,
+        ints: &[Py<PyAny>],
+        ids: &[Rank],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let item = |id: Rank| -> Bound<'py, PyAny> {
+            match ints.get(id as usize) {
+                Some(int) => int.bind(py).clone(),
+                None => id.into_pyobject(py).expect("infallible").into_any(),
+            }
+        };
+        PyList::new(py, ids.iter().map(|&id| item(id)))
     }
 
     /// A byte-level BPE encoder/decoder (see `bytepair.Tokenizer`, which wraps it).
@@ -132,6 +150,10 @@ mod encoder {
     pub struct PyEncoder {
         inner: Arc<Encoder>,
         names: Vec<String>,
+        /// The Python int of every id below vocab_size (see `ids_list`; at most
+        /// [`CACHED_INTS`]), made at construction (about 8 MB and 10 ms for o200k), not
+        /// lazily: `encode_iterable` must not allocate them under a tight address-space limit.
+        ints: Vec<Py<PyAny>>,
     }
 
     impl PyEncoder {
@@ -233,9 +255,13 @@ mod encoder {
                 .collect();
             let built = py.detach(|| Encoder::new(v, merges.as_deref(), specials, pattern));
             let inner = built.map_err(|e| to_py(py, e, 0))?;
+            let ints = (0..inner.vocab_size().min(CACHED_INTS) as u64)
+                .map(|id| Ok(id.into_pyobject(py)?.into_any().unbind()))
+                .collect::<PyResult<_>>()?;
             Ok(PyEncoder {
                 inner: Arc::new(inner),
                 names,
+                ints,
             })
         }
 
@@ -278,7 +304,7 @@ mod encoder {
             } else {
                 py.detach(|| self.inner.encode_ordinary(&bytes))
             };
-            ids_list(py, &ids)
+            ids_list(py, &self.ints, &ids)
         }
 
         fn encode_bytes<'py>(
@@ -312,7 +338,7 @@ mod encoder {
                 .map_err(|e| self.err(py, e))?;
             let lists: Vec<Bound<'py, PyList>> = out
                 .iter()
-                .map(|ids| ids_list(py, ids))
+                .map(|ids| ids_list(py, &self.ints, ids))
                 .collect::<PyResult<_>>()?;
             PyList::new(py, lists)
         }
@@ -333,7 +359,7 @@ mod encoder {
                     Ok((ids, char_spans(&bytes, &spans)))
                 })
                 .map_err(|e| self.err(py, e))?;
-            Ok((ids_list(py, &ids)?, PyList::new(py, spans)?))
+            Ok((ids_list(py, &self.ints, &ids)?, PyList::new(py, spans)?))
         }
 
         /// A streaming encoder with this special-token policy.
@@ -418,7 +444,7 @@ mod encoder {
                 py.detach(|| self.inner.encode(bytes, policy))
             }
             .map_err(|e| self.err(py, e))?;
-            ids_list(py, &ids)
+            ids_list(py, &self.ints, &ids)
         }
     }
 
@@ -448,7 +474,7 @@ mod encoder {
             let ids = state
                 .feed(&enc.inner, &bytes, &self.policy)
                 .map_err(|e| enc.err(py, e))?;
-            ids_list(py, &ids)
+            ids_list(py, &enc.ints, &ids)
         }
 
         /// Encodes the rest.
@@ -458,7 +484,7 @@ mod encoder {
             let ids = state
                 .finish(&enc.inner, &self.policy)
                 .map_err(|e| enc.err(py, e))?;
-            ids_list(py, &ids)
+            ids_list(py, &enc.ints, &ids)
         }
     }
 }
