@@ -224,6 +224,78 @@ fn bump(map: &mut Map, word: &[u8], count: u64) {
     }
 }
 
+/// A small direct-mapped cache of counts in front of a [`Map`], for short words.
+///
+/// English follows Zipf's law: a few thousand words make up most pre-tokens, but the
+/// 100K+ distinct ones make the map several MB, so nearly every map lookup misses the L2
+/// cache. A slot holds one key and the occurrences seen since it was loaded; a hit is one
+/// compare and an add in a 384 KiB array that stays in L2. A miss flushes the slot's count
+/// into the map and takes the slot (the newest word wins, so frequent words come back at
+/// once). Counts are exact: everything is flushed into the map at the end.
+struct Hot {
+    slots: Box<[Slot]>,
+}
+
+/// A packed key as two `u64` halves (a `u128` would pad the slot to 32 bytes) and its
+/// count since the slot was loaded (0: empty).
+#[derive(Clone, Copy)]
+struct Slot {
+    key: [u64; 2],
+    count: u64,
+}
+
+/// 2^14 slots of 24 bytes: 384 KiB, inside the 1 MiB L2 of this machine's cores.
+const HOT_BITS: u32 = 14;
+
+impl Hot {
+    fn new() -> Self {
+        let empty = Slot {
+            key: [0; 2],
+            count: 0,
+        };
+        Hot {
+            slots: vec![empty; 1 << HOT_BITS].into_boxed_slice(),
+        }
+    }
+
+    /// Adds one occurrence of `word`.
+    #[inline]
+    fn bump(&mut self, map: &mut Map, word: &[u8]) {
+        let Some(k) = pack(word) else {
+            return bump(map, word, 1);
+        };
+        let key = [k as u64, (k >> 64) as u64];
+        // Multiply-xor of the two halves; the top bits pick the slot.
+        let h = (key[0] ^ key[1].rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = &mut self.slots[(h >> (64 - HOT_BITS)) as usize];
+        if slot.key == key && slot.count != 0 {
+            slot.count += 1;
+        } else {
+            slot.spill(map);
+            *slot = Slot { key, count: 1 };
+        }
+    }
+
+    /// Moves every cached count into `map`.
+    fn flush(&mut self, map: &mut Map) {
+        for slot in self.slots.iter_mut() {
+            slot.spill(map);
+            slot.count = 0;
+        }
+    }
+}
+
+impl Slot {
+    /// Adds this slot's count to `map` (nothing if empty).
+    #[inline]
+    fn spill(&self, map: &mut Map) {
+        if self.count != 0 {
+            let k = self.key[0] as u128 | (self.key[1] as u128) << 64;
+            *map.short.entry(k).or_insert(0) += self.count;
+        }
+    }
+}
+
 /// Merges the smaller map into the larger.
 fn merge_maps(a: Map, b: Map) -> Map {
     let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
@@ -318,13 +390,16 @@ impl Counter {
     /// Counts one text on the calling thread (no chunking): the plain definition the
     /// parallel paths must agree with.
     pub fn count_serial(&self, text: &[u8], into: &mut WordCounts) {
-        self.count_piece(text, &mut into.map);
+        let mut hot = Hot::new();
+        self.count_piece(text, &mut hot, &mut into.map);
+        hot.flush(&mut into.map);
     }
 
-    fn count_piece(&self, text: &[u8], map: &mut Map) {
+    /// Counts `text` into `hot` (which spills into `map`); the caller flushes `hot`.
+    fn count_piece(&self, text: &[u8], hot: &mut Hot, map: &mut Map) {
         self.specials.for_each_segment(text, |seg| {
             if let Segment::Plain(plain) = seg {
-                self.splitter.for_each(plain, |piece| bump(map, piece, 1));
+                self.splitter.for_each(plain, |piece| hot.bump(map, piece));
             }
         });
     }
@@ -440,11 +515,13 @@ impl Counter {
                 }
                 let slot = rayon::current_thread_index().unwrap_or(0) % maps.len();
                 let mut map = maps[slot].lock().expect("a counting thread panicked");
+                let mut hot = Hot::new();
                 for p in &pieces[task.clone()] {
-                    self.count_piece(&sources[p.src][p.start..p.end], &mut map);
+                    self.count_piece(&sources[p.src][p.start..p.end], &mut hot, &mut map);
                     after(p);
                     done.fetch_add((p.end - p.start) as u64, Ordering::Relaxed);
                 }
+                hot.flush(&mut map);
             })
         });
     }
