@@ -1,5 +1,6 @@
 """Training speed and memory: bytepair vs HuggingFace tokenizers vs rustbpe, same corpus,
-same pattern (GPT-2's), same number of merges, each trainer in its own subprocess.
+same pattern (GPT-2's), same number of merges, each trainer in its own subprocess
+(peak RSS: the child's own VmHWM).
 
     python benches/train.py                       # 50 MB of en-prose, vocab 32000, 3 runs
     python benches/train.py --mb 10 --runs 1      # quick
@@ -116,18 +117,23 @@ RUNNERS = {
 
 
 def child(name: str, path: Path, vocab_size: int) -> dict:
-    """Runs one trainer in a fresh process; adds its peak RSS (MB) from wait4."""
+    """Runs one trainer in a fresh process, which reports its own peak RSS (MB)."""
     cmd = [sys.executable, __file__, "--child", name, "--corpus", str(path)]
     cmd += ["--vocab-size", str(vocab_size)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{name} failed with exit code {proc.returncode}")
-    result = json.loads(out)
-    result["rss_mb"] = usage.ru_maxrss / 1024  # Linux reports KiB
-    return result
+    return json.loads(proc.stdout)
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM). Not wait4's ru_maxrss: that one survives exec, so a
+    child forked from this (corpus-holding) parent would report the parent's size."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def main() -> None:
@@ -142,7 +148,9 @@ def main() -> None:
     args = ap.parse_args()
 
     if args.child:
-        print(json.dumps(RUNNERS[args.child](str(args.corpus), args.vocab_size)))
+        result = RUNNERS[args.child](str(args.corpus), args.vocab_size)
+        result["rss_mb"] = peak_rss_mb()
+        print(json.dumps(result))
         return
 
     path = args.corpus or corpus_path(args.mb, args.out_dir)
