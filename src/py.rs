@@ -733,18 +733,23 @@ mod training {
         progress: Option<Py<PyAny>>,
         consume: bool,
     ) -> PyResult<Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
-        // `consume` moves the table out instead of copying it (the counts are left empty):
-        // on 1 GB of mixed corpora (2.45M distinct words) the copy was 140 MB of the peak.
-        let table = if consume {
-            std::mem::take(&mut *counts.lock())
-        } else {
-            counts.lock().clone()
+        // The trainer reads the words once, into its own arena. With `consume` the count
+        // table is emptied into a plain list first and freed, and each word is freed as the
+        // arena takes it: the hash table never lives beside the trainer's structures (1 GB
+        // of mixed corpora, 2.45M distinct words, vocab 32,000: peak 938 -> 880 MB).
+        let words: Vec<(Box<[u8]>, u64)> = {
+            let mut table = counts.lock();
+            let words = table.iter().map(|(w, c)| (w.as_ref().into(), c)).collect();
+            if consume {
+                *table = Default::default();
+            }
+            words
         };
         let pending = Mutex::new(None);
         let result = py.detach(|| {
             let mut report = reporter(&progress, &pending);
             let total = num_merges as u64;
-            crate::train::train_from(table.iter(), num_merges, min_frequency, &mut |done| {
+            crate::train::train_from(words, num_merges, min_frequency, &mut |done| {
                 report(done as u64, total)
             })
         });
