@@ -122,6 +122,28 @@ pub(super) fn byte_run(text: &[u8], mut i: usize, set: &[u8]) -> usize {
     i
 }
 
+/// `\p{N}{1,3}`: one to three numbers (cl100k writes it `\p{N}{1,3}+`: the same here, as
+/// nothing follows it in its branch).
+#[inline(always)]
+pub(super) fn digits(text: &[u8], i: usize) -> Option<usize> {
+    let end = run_max(text, i, 3, |c| c & NUMBER != 0);
+    (end > i).then_some(end)
+}
+
+/// ` ?[^\s\p{L}\p{N}]+` followed by any bytes of `tail`: an optional space, a run of
+/// punctuation, then cl100k's `[\r\n]*+` or o200k's `[\r\n/]*`.
+#[inline(always)]
+pub(super) fn punctuation_then(text: &[u8], i: usize, tail: &[u8]) -> Option<usize> {
+    let start = if text[i] == b' ' && class_at(text, i + 1).is_some_and(is_punct) {
+        i + 1
+    } else if is_punct(char_at(text, i).0) {
+        i
+    } else {
+        return None;
+    };
+    Some(byte_run(text, run(text, start, is_punct), tail))
+}
+
 /// The length of the character at `i` if it is `lower` (an ASCII lowercase letter) or, when
 /// `fold` is set, a character `(?i)` matches with it: its uppercase, and `ſ` (U+017F) for `s`.
 #[inline]

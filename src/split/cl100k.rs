@@ -9,8 +9,8 @@
 //! starts a match of some alternative, so the pieces tile the text.
 
 use super::chars::{
-    ascii_class, byte_run, char_at, class_at, contraction, is_punct, run, run_max, whitespace,
-    LETTER, NUMBER,
+    ascii_class, char_at, class_at, contraction, digits, punctuation_then, run, whitespace, LETTER,
+    NUMBER,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
@@ -22,7 +22,7 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
     contraction(text, i, true)
         .or_else(|| prefixed_letters(text, i))
         .or_else(|| digits(text, i))
-        .or_else(|| punctuation(text, i))
+        .or_else(|| punctuation_then(text, i, b"\r\n"))
         .unwrap_or_else(|| whitespace_end(text, i))
 }
 
@@ -61,26 +61,6 @@ fn prefixed_letters(text: &[u8], i: usize) -> Option<usize> {
         return None;
     };
     Some(run(text, start, |c| c & LETTER != 0))
-}
-
-/// `\p{N}{1,3}+`: one to three numbers.
-#[inline(always)]
-fn digits(text: &[u8], i: usize) -> Option<usize> {
-    let end = run_max(text, i, 3, |c| c & NUMBER != 0);
-    (end > i).then_some(end)
-}
-
-/// ` ?[^\s\p{L}\p{N}]++[\r\n]*+`: an optional space, a run of punctuation, then any newlines.
-#[inline(always)]
-fn punctuation(text: &[u8], i: usize) -> Option<usize> {
-    let start = if text[i] == b' ' && class_at(text, i + 1).is_some_and(is_punct) {
-        i + 1
-    } else if is_punct(char_at(text, i).0) {
-        i
-    } else {
-        return None;
-    };
-    Some(byte_run(text, run(text, start, is_punct), b"\r\n"))
 }
 
 /// `\s++$|\s*[\r\n]|\s+(?!\S)|\s`: whitespace to the end of the text; else up to the run's

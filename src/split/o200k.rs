@@ -13,8 +13,8 @@
 //! the backtracking the regex does; their comments say how.
 
 use super::chars::{
-    ascii_class, byte_run, char_at, class_at, contraction, is_punct, run, run_max, whitespace,
-    LETTER, LOWER, NUMBER, UPPER,
+    ascii_class, char_at, class_at, contraction, digits, punctuation_then, run, whitespace, LETTER,
+    LOWER, NUMBER, UPPER,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
@@ -26,7 +26,7 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
     word_ending_lower(text, i)
         .or_else(|| word_starting_upper(text, i))
         .or_else(|| digits(text, i))
-        .or_else(|| punctuation(text, i))
+        .or_else(|| punctuation_then(text, i, b"\r\n/"))
         .unwrap_or_else(|| whitespace_end(text, i))
 }
 
@@ -129,27 +129,6 @@ fn upper_then_any(text: &[u8], i: usize) -> Option<usize> {
     }
     let lower_end = run(text, upper_end, |c| c & LOWER != 0);
     Some(contraction(text, lower_end, true).unwrap_or(lower_end))
-}
-
-/// `\p{N}{1,3}`: one to three numbers.
-#[inline(always)]
-fn digits(text: &[u8], i: usize) -> Option<usize> {
-    let end = run_max(text, i, 3, |c| c & NUMBER != 0);
-    (end > i).then_some(end)
-}
-
-/// ` ?[^\s\p{L}\p{N}]+[\r\n/]*`: an optional space, a run of punctuation, then any newlines and
-/// slashes.
-#[inline(always)]
-fn punctuation(text: &[u8], i: usize) -> Option<usize> {
-    let start = if text[i] == b' ' && class_at(text, i + 1).is_some_and(is_punct) {
-        i + 1
-    } else if is_punct(char_at(text, i).0) {
-        i
-    } else {
-        return None;
-    };
-    Some(byte_run(text, run(text, start, is_punct), b"\r\n/"))
 }
 
 /// `\s*[\r\n]+|\s+(?!\S)|\s+`: whitespace up to the run's last newline; else the whole run at
