@@ -386,6 +386,8 @@ pub struct Counter {
     builtin: bool,
     pool: Option<rayon::ThreadPool>,
     chunk_size: usize,
+    /// The longest special token's length in bytes (0 without special tokens).
+    longest_special: usize,
 }
 
 impl Counter {
@@ -417,9 +419,12 @@ impl Counter {
             ),
             None => None,
         };
+        let specials = SpecialMatcher::new(special_tokens);
+        let longest_special = specials.tokens().iter().map(Vec::len).max().unwrap_or(0);
         Ok(Counter {
             splitter,
-            specials: SpecialMatcher::new(special_tokens),
+            specials,
+            longest_special,
             builtin,
             pool,
             chunk_size: chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE).max(1),
@@ -457,15 +462,23 @@ impl Counter {
         });
     }
 
-    /// Offsets where `text` may be cut, about `chunk_size` apart (module docs), ending
-    /// with `text.len()`.
+    #[cfg(test)]
     fn cuts(&self, text: &[u8]) -> Vec<usize> {
+        self.cuts_releasing(text, &mut |_, _| {})
+    }
+
+    /// Offsets where `text` may be cut, about `chunk_size` apart (module docs), ending
+    /// with `text.len()`. Calls `release(start, end)` on each span it has finished probing,
+    /// so a file's mapped pages can be dropped as planning goes: one probe per chunk, and
+    /// the kernel maps a whole large folio around each (100 MB of input grew RSS by 40 MB).
+    fn cuts_releasing(&self, text: &[u8], release: &mut dyn FnMut(usize, usize)) -> Vec<usize> {
         let mut cuts = Vec::with_capacity(text.len() / self.chunk_size + 1);
         let mut target = self.chunk_size;
         while target < text.len() {
             match self.safe_cut_from(text, target) {
                 Some(c) => {
                     cuts.push(c);
+                    release(target.saturating_sub(self.longest_special), c);
                     target = c + self.chunk_size;
                 }
                 None => break,
@@ -477,30 +490,39 @@ impl Counter {
 
     /// The first safe cut at or after `from` (and before the end), if any.
     fn safe_cut_from(&self, text: &[u8], from: usize) -> Option<usize> {
-        let mut special_at = self.next_special_cut(text, from);
-        let mut pos = from.max(1);
-        if self.builtin {
-            let limit = special_at.unwrap_or(text.len());
-            while pos < limit {
-                let (prev, cur) = (text[pos - 1], text[pos]);
-                let ok = (cur == b' ' && (0x21..=0x7e).contains(&prev))
-                    || (cur == b'\n' && prev.is_ascii_alphanumeric());
-                if ok && !self.covered(text, pos) {
-                    special_at = Some(pos);
-                    break;
-                }
-                pos += 1;
-            }
+        if !self.builtin {
+            return self.next_special_cut(text, from, text.len());
         }
-        special_at
+        // The first built-in cut, then a special-token cut only if one starts before it:
+        // searching for special tokens to the end of the text at every cut made planning
+        // quadratic (and touched every page) when the tokens are rare or absent.
+        let mut pos = from.max(1);
+        let mut builtin_at = None;
+        while pos < text.len() {
+            let (prev, cur) = (text[pos - 1], text[pos]);
+            let ok = (cur == b' ' && (0x21..=0x7e).contains(&prev))
+                || (cur == b'\n' && prev.is_ascii_alphanumeric());
+            if ok && !self.covered(text, pos) {
+                builtin_at = Some(pos);
+                break;
+            }
+            pos += 1;
+        }
+        let before = builtin_at.unwrap_or(text.len());
+        self.next_special_cut(text, from, before).or(builtin_at)
     }
 
-    /// The first start of a special token at or after `from` not strictly inside another
+    /// The first start of a special token in `[from, before)` not strictly inside another
     /// occurrence.
-    fn next_special_cut(&self, text: &[u8], from: usize) -> Option<usize> {
+    fn next_special_cut(&self, text: &[u8], from: usize, before: usize) -> Option<usize> {
         let mut from = from.max(1);
-        while from < text.len() {
-            let (s, _, _) = self.specials.find_at(text, from)?;
+        // A token starting before `before` ends before `end`: search no further.
+        let end = (before + self.longest_special).min(text.len());
+        while from < before {
+            let (s, _, _) = self.specials.find_at(&text[..end], from)?;
+            if s >= before {
+                return None;
+            }
             if !self.covered(text, s) {
                 return Some(s);
             }
@@ -519,11 +541,17 @@ impl Counter {
 
     /// Cuts each source into pieces and groups consecutive pieces into tasks of about
     /// `chunk_size` bytes (many small texts share one task).
-    fn plan(&self, sources: &[&[u8]], src_offset: usize) -> (Vec<Piece>, Vec<Range<usize>>) {
+    /// `release(source, start, end)` is called on spans planning has finished probing.
+    fn plan(
+        &self,
+        sources: &[&[u8]],
+        src_offset: usize,
+        release: &dyn Fn(usize, usize, usize),
+    ) -> (Vec<Piece>, Vec<Range<usize>>) {
         let mut pieces = Vec::new();
         for (i, text) in sources.iter().enumerate() {
             let mut start = 0;
-            for c in self.cuts(text) {
+            for c in self.cuts_releasing(text, &mut |a, b| release(i, a, b)) {
                 if c > start {
                     pieces.push(Piece {
                         src: src_offset + i,
@@ -617,7 +645,7 @@ impl Counter {
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<(), Error> {
         let total: u64 = texts.iter().map(|t| t.len() as u64).sum();
-        let (pieces, tasks) = self.plan(texts, 0);
+        let (pieces, tasks) = self.plan(texts, 0, &|_, _, _| {});
         let state = self.new_state(total);
         with_progress(total, &state, progress, || {
             self.run_tasks(texts, &pieces, &tasks, &state, &|_| {})
@@ -667,7 +695,11 @@ impl Counter {
                 };
                 let sources: Vec<&[u8]> =
                     mmaps.iter().map(|m| m.as_deref().unwrap_or(&[])).collect();
-                let (pieces, tasks) = self.plan(&sources, 0);
+                let (pieces, tasks) = self.plan(&sources, 0, &|src, start, end| {
+                    if let Some(m) = &mmaps[src] {
+                        drop_pages(m, start, end);
+                    }
+                });
                 let drop_pages = |p: &Piece| {
                     if let Some(m) = &mmaps[p.src] {
                         drop_pages(m, p.start, p.end);
