@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from bytepair.errors import FormatError, VocabError
 from bytepair.formats.atomic import write_files
+from bytepair.formats.jsonfile import read_json
 
 
 def _byte_alphabet() -> dict[int, str]:
@@ -82,12 +83,7 @@ def read(
 def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
     """``vocab.json``: a JSON object of token (in the alphabet) -> unique id >= 0."""
     name = os.fspath(path)
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise FormatError(f"{name}: not valid JSON ({e}); expected a JSON object") from None
+    data = read_json(path, "a JSON object")
     if not isinstance(data, dict):
         raise FormatError(
             f"{name}: expected a JSON object of token -> id, got {type(data).__name__}"

@@ -22,6 +22,7 @@ from bytepair import patterns
 from bytepair.errors import FormatError, PatternError, SpecialTokenError, VocabError
 from bytepair.formats.atomic import write_files
 from bytepair.formats.gpt2 import to_bytes, to_text
+from bytepair.formats.jsonfile import read_json
 
 # Oniguruma, HF's regex engine, reads `X{1,3}+` as `(?:X{1,3})+`, not as a possessive
 # interval (that is Java syntax only): cl100k's `\p{N}{1,3}+` split "1894" as one piece
@@ -140,14 +141,7 @@ def write(tok, path: str | os.PathLike) -> None:
 
 def read(path: str | os.PathLike):
     """Loads a byte-level BPE tokenizer.json as a Tokenizer, or raises FormatError."""
-    name = os.fspath(path)
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise FormatError(f"{name}: not valid JSON ({e}); expected a tokenizer.json") from None
-    return from_json(doc, name)
+    return from_json(read_json(path, "a tokenizer.json"), os.fspath(path))
 
 
 def _get(obj: Mapping, key: str, where: str, kind: type | tuple[type, ...]):

@@ -1,0 +1,19 @@
+"""Reading a JSON file with an error that names it (vocab.json, tokenizer.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from bytepair.errors import FormatError
+
+
+def read_json(path: str | os.PathLike, expected: str) -> object:
+    """The parsed JSON document of ``path``; ``FormatError`` naming the file and what was
+    ``expected`` when it is not UTF-8 JSON."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise FormatError(f"{os.fspath(path)}: not valid JSON ({e}); expected {expected}") from None
