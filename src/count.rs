@@ -932,3 +932,71 @@ mod tests {
         assert!(WordCounts::from_bytes(&extra).is_err());
     }
 }
+
+// --- Owned iteration, for the merge loop (owner: trainmem) ---------------------------------
+
+/// A word as [`WordCounts::into_words`] yields it: owned, so the table need not outlive
+/// the iteration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnedWord {
+    Short([u8; 16]),
+    Long(Box<[u8]>),
+}
+
+impl AsRef<[u8]> for OwnedWord {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            OwnedWord::Short(b) => &b[..b[15] as usize],
+            OwnedWord::Long(w) => w,
+        }
+    }
+}
+
+impl WordCounts {
+    /// Consumes the counts, yielding `(word, count)` in no particular order. The trainer
+    /// reads the words into its own arena this way instead of from a copy: on 1 GB of mixed
+    /// corpora (2.45M distinct words) a `Vec<(Box<[u8]>, u64)>` copy was 140 MB beside it.
+    pub fn into_words(self) -> impl Iterator<Item = (OwnedWord, u64)> {
+        let Map { short, long } = self.map;
+        let short = short
+            .into_iter()
+            .map(|(k, c)| (OwnedWord::Short(k.to_le_bytes()), c));
+        short.chain(long.into_iter().map(|(w, c)| (OwnedWord::Long(w), c)))
+    }
+}
+
+#[cfg(test)]
+mod into_words_tests {
+    use super::*;
+
+    #[test]
+    fn into_words_yields_every_word_once_with_its_count() {
+        let mut wc = WordCounts::new();
+        let long = b"a word longer than fifteen bytes".as_slice();
+        for (w, c) in [
+            (b"".as_slice(), 1),
+            (b"ab", 2),
+            (b"x", 3),
+            (long, 4),
+            (b"ab", 5),
+        ] {
+            wc.add(w, c);
+        }
+        let want = wc.sorted();
+        let mut got: Vec<(Vec<u8>, u64)> = wc
+            .into_words()
+            .map(|(w, c)| (w.as_ref().to_vec(), c))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, want);
+        assert_eq!(
+            want,
+            vec![
+                (b"".to_vec(), 1),
+                (long.to_vec(), 4),
+                (b"ab".to_vec(), 7),
+                (b"x".to_vec(), 3)
+            ]
+        );
+    }
+}
