@@ -3,7 +3,7 @@
 //! Words are symbol arrays with counts. Pair counts are kept in one hash map and updated
 //! incrementally: merging `(a, b)` touches only the words listed under that pair in the
 //! pair -> words index, never the whole corpus. Only pairs near the top are indexed and
-//! queued (see [`Trainer`]): that keeps memory near the words themselves (1 GB of mixed
+//! queued (see `Trainer`): that keeps memory near the words themselves (1 GB of mixed
 //! corpora, vocab 32,000: peak 880 -> about 210 MB). A lazy max-heap orders the queued
 //! pairs by `(count, bytes(left), bytes(right))`; a popped entry whose count is stale is
 //! pushed back with its current count, so the heap never needs a decrease-key.
