@@ -327,8 +327,11 @@ impl<S: Symbol> Trainer<S> {
         // What counting freed (its per-thread tables) need not stay beside the arena.
         release_free_memory();
         let words = words.into_iter();
-        // Words of one byte have no pair and never change: leave them out.
-        let mut arena: Vec<S> = Vec::new();
+        // Words of one byte have no pair and never change: leave them out. The words are
+        // gathered as bytes and widened to symbols only once the caller's table is gone:
+        // the table, the bytes and the word records peak lower than the table beside the
+        // symbols (1 GB of mixed corpora: 39 MB of bytes, 78 MB of u16 symbols).
+        let mut bytes: Vec<u8> = Vec::new();
         let mut meta: Vec<WordMeta> = Vec::with_capacity(words.size_hint().0);
         let mut big_counts = FxHashMap::default();
         for (w, c) in words {
@@ -338,17 +341,18 @@ impl<S: Symbol> Trainer<S> {
                     big_counts.insert(meta.len() as u32, c);
                 }
                 meta.push(WordMeta {
-                    start: arena.len(),
+                    start: bytes.len(),
                     count: c.min(BIG_COUNT as u64) as u32,
                     len: w.len() as u32,
                 });
-                arena.extend(w.iter().map(|&b| S::from_id(b as u32)));
+                bytes.extend_from_slice(w);
             }
         }
-        arena.shrink_to_fit();
         meta.shrink_to_fit();
         // The iterator, and with it the caller's count table when it was consumed, is gone.
         release_free_memory();
+        let arena: Vec<S> = bytes.iter().map(|&b| S::from_id(b as u32)).collect();
+        drop(bytes);
         let mut counts: FxHashMap<(S, S), u64> = FxHashMap::default();
         for (wi, m) in meta.iter().enumerate() {
             let c = word_count(m, wi as u32, &big_counts);
