@@ -277,7 +277,7 @@ struct Trainer<S: Symbol> {
     /// The counts of words counted `BIG_COUNT` times or more, by word id.
     big_counts: FxHashMap<u32, u64>,
     /// Every pair with a nonzero count (a pair at 0 is removed).
-    counts: FxHashMap<(S, S), u64>,
+    counts: PairCounts<S>,
     /// The words holding each pair with count >= `floor` (and, within a step, each pair
     /// first seen in it): every word with the pair is listed, some maybe twice or stale.
     lists: FxHashMap<(S, S), Vec<u32>>,
@@ -353,11 +353,11 @@ impl<S: Symbol> Trainer<S> {
         release_free_memory();
         let arena: Vec<S> = bytes.iter().map(|&b| S::from_id(b as u32)).collect();
         drop(bytes);
-        let mut counts: FxHashMap<(S, S), u64> = FxHashMap::default();
+        let mut counts = PairCounts::default();
         for (wi, m) in meta.iter().enumerate() {
             let c = word_count(m, wi as u32, &big_counts);
             for p in arena[m.start..m.start + m.len as usize].windows(2) {
-                *counts.entry((p[0], p[1])).or_insert(0) += c;
+                counts.add((p[0], p[1]), c);
             }
         }
         Trainer {
@@ -399,7 +399,7 @@ impl<S: Symbol> Trainer<S> {
                 }
                 return finish(merges, Stop::NoPairs, progress);
             };
-            let current = self.counts.get(&top.pair).copied().unwrap_or(0);
+            let current = self.counts.get(&top.pair);
             if current != top.count {
                 // Stale: re-queue with the true count (a pair whose count rose was pushed
                 // again when it rose, so this only ever re-queues lower counts or duplicates).
@@ -433,7 +433,7 @@ impl<S: Symbol> Trainer<S> {
             increased.dedup();
             for &pair in &increased {
                 match self.counts.get(&pair) {
-                    Some(&c) if c >= self.floor => {
+                    c if c >= self.floor => {
                         self.heap.push(Entry::new(c, pair, &self.syms), &self.syms);
                     }
                     // A pair first seen in this step but below the floor: unlisted.
@@ -536,7 +536,7 @@ impl<S: Symbol> Trainer<S> {
     /// merges) and drops words left with one symbol. `false` when no pair reaches
     /// `min_frequency`.
     fn refill(&mut self) -> bool {
-        let Some(&highest) = self.counts.values().max() else {
+        let Some(highest) = self.counts.iter().map(|(_, c)| c).max() else {
             return false;
         };
         if highest < self.min_frequency {
@@ -547,8 +547,8 @@ impl<S: Symbol> Trainer<S> {
         let entries: Vec<Entry<S>> = self
             .counts
             .iter()
-            .filter(|&(_, &c)| c >= floor)
-            .map(|(&pair, &c)| Entry::new(c, pair, &self.syms))
+            .filter(|&(_, c)| c >= floor)
+            .map(|(pair, c)| Entry::new(c, pair, &self.syms))
             .collect();
         // Lists exist only for pairs >= the old floor, and none is left: start afresh (word
         // ids change below).
@@ -687,22 +687,16 @@ fn prefetch<T>(p: *const T) {
 
 #[inline]
 fn dec<S: Symbol>(
-    counts: &mut FxHashMap<(S, S), u64>,
+    counts: &mut PairCounts<S>,
     lists: &mut FxHashMap<(S, S), Vec<u32>>,
     floor: u64,
     pair: (S, S),
     c: u64,
 ) {
-    if let Some(n) = counts.get_mut(&pair) {
-        debug_assert!(*n >= c, "{pair:?}");
-        let before = *n;
-        *n -= c;
-        if *n == 0 {
-            // Counts are exact, so no word holds the pair any more.
-            counts.remove(&pair);
-            lists.remove(&pair);
-        } else if *n < floor && before >= floor {
-            // Out of the index: a refill lists it again if it is ever near the top.
+    if let Some((before, after)) = counts.sub(pair, c) {
+        // At 0 no word holds the pair any more (counts are exact). Below the floor it
+        // leaves the index: a refill lists it again if it is ever near the top.
+        if after == 0 || (after < floor && before >= floor) {
             lists.remove(&pair);
         }
     }
@@ -710,29 +704,125 @@ fn dec<S: Symbol>(
 
 #[inline]
 fn inc<S: Symbol>(
-    counts: &mut FxHashMap<(S, S), u64>,
+    counts: &mut PairCounts<S>,
     lists: &mut FxHashMap<(S, S), Vec<u32>>,
     increased: &mut Vec<(S, S)>,
     pair: (S, S),
     c: u64,
     wi: u32,
 ) {
-    match counts.entry(pair) {
-        MapEntry::Occupied(mut e) => {
-            *e.get_mut() += c;
-            if let Some(list) = lists.get_mut(&pair) {
-                if list.last() != Some(&wi) {
-                    list.push(wi);
-                }
-            }
-        }
-        MapEntry::Vacant(e) => {
-            // First seen in this step, which visits all its words: its list is complete.
-            e.insert(c);
-            lists.insert(pair, vec![wi]);
+    if counts.add(pair, c) {
+        // First seen in this step, which visits all its words: its list is complete.
+        lists.insert(pair, vec![wi]);
+    } else if let Some(list) = lists.get_mut(&pair) {
+        if list.last() != Some(&wi) {
+            list.push(wi);
         }
     }
     increased.push(pair);
+}
+
+/// Every pair with a nonzero count, in 8 bytes a pair of u16 symbols instead of 16: the
+/// count is a u32, and a count of `BIG_PAIR` or more lives in `big`. Late on 1 GB of mixed
+/// corpora this holds 2.3M pairs; growing into a 2^22-bucket table needs both tables at
+/// once, so the 16-byte layout peaked at about 106 MB there, this one at 55 MB.
+struct PairCounts<S: Symbol> {
+    small: FxHashMap<(S, S), u32>,
+    big: FxHashMap<(S, S), u64>,
+}
+
+/// `PairCounts::small` saying "look in `big`".
+const BIG_PAIR: u32 = u32::MAX;
+
+impl<S: Symbol> Default for PairCounts<S> {
+    fn default() -> Self {
+        PairCounts {
+            small: FxHashMap::default(),
+            big: FxHashMap::default(),
+        }
+    }
+}
+
+impl<S: Symbol> PairCounts<S> {
+    /// The count of `pair` (0 when absent).
+    #[inline]
+    fn get(&self, pair: &(S, S)) -> u64 {
+        match self.small.get(pair) {
+            None => 0,
+            Some(&BIG_PAIR) => self.big[pair],
+            Some(&n) => n as u64,
+        }
+    }
+
+    /// Adds `c` to `pair`'s count; `true` when the pair was absent.
+    #[inline]
+    fn add(&mut self, pair: (S, S), c: u64) -> bool {
+        match self.small.entry(pair) {
+            MapEntry::Occupied(mut e) => {
+                let v = e.get_mut();
+                if *v == BIG_PAIR {
+                    *self.big.get_mut(&pair).expect("big pair count") += c;
+                } else if *v as u64 + c >= BIG_PAIR as u64 {
+                    self.big.insert(pair, *v as u64 + c);
+                    *v = BIG_PAIR;
+                } else {
+                    *v += c as u32;
+                }
+                false
+            }
+            MapEntry::Vacant(e) => {
+                if c >= BIG_PAIR as u64 {
+                    self.big.insert(pair, c);
+                    e.insert(BIG_PAIR);
+                } else {
+                    e.insert(c as u32);
+                }
+                true
+            }
+        }
+    }
+
+    /// Takes `c` (at most the count) from `pair`'s count, removing the pair at 0; the
+    /// count before and after, or `None` when the pair is absent.
+    #[inline]
+    fn sub(&mut self, pair: (S, S), c: u64) -> Option<(u64, u64)> {
+        let v = self.small.get_mut(&pair)?;
+        let before = if *v == BIG_PAIR {
+            self.big[&pair]
+        } else {
+            *v as u64
+        };
+        debug_assert!(before >= c, "{pair:?}");
+        let after = before - c;
+        if after == 0 {
+            self.remove(&pair);
+        } else if after >= BIG_PAIR as u64 {
+            self.big.insert(pair, after);
+        } else {
+            *v = after as u32;
+            if before >= BIG_PAIR as u64 {
+                self.big.remove(&pair);
+            }
+        }
+        Some((before, after))
+    }
+
+    fn remove(&mut self, pair: &(S, S)) {
+        if self.small.remove(pair) == Some(BIG_PAIR) {
+            self.big.remove(pair);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = ((S, S), u64)> + '_ {
+        self.small.iter().map(|(&pair, &n)| {
+            let c = if n == BIG_PAIR {
+                self.big[&pair]
+            } else {
+                n as u64
+            };
+            (pair, c)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -972,5 +1062,30 @@ mod tests {
             .filter(|&p| f.may_hold(p))
             .count();
         assert!(wrong < 1000, "{wrong} false yes of 100,000");
+    }
+
+    /// Counts cross 2^32 - 1 both ways and come back exactly; absent pairs read 0.
+    #[test]
+    fn pair_counts_cross_the_u32_boundary() {
+        let mut pc = PairCounts::<u16>::default();
+        let (p, q) = ((1, 2), (3, 4));
+        let big = u32::MAX as u64;
+        assert!(pc.add(p, big - 1));
+        assert!(!pc.add(p, 1));
+        assert_eq!(pc.get(&p), big);
+        assert!(!pc.add(p, big));
+        assert_eq!(pc.get(&p), 2 * big);
+        assert_eq!(pc.sub(p, big + 1), Some((2 * big, big - 1)));
+        assert_eq!(pc.get(&p), big - 1);
+        assert!(pc.big.is_empty());
+        assert!(pc.add(q, 3 * big));
+        assert_eq!(pc.sub(q, big), Some((3 * big, 2 * big)));
+        let mut all: Vec<_> = pc.iter().collect();
+        all.sort();
+        assert_eq!(all, vec![(p, big - 1), (q, 2 * big)]);
+        assert_eq!(pc.sub(q, 2 * big), Some((2 * big, 0)));
+        assert_eq!(pc.get(&q), 0);
+        assert_eq!((pc.small.len(), pc.big.len()), (1, 0));
+        assert_eq!(pc.sub(q, 1), None);
     }
 }
