@@ -12,8 +12,9 @@
 //!   independently, so this holds for every pattern), or, for the built-in patterns only:
 //!   `text[c] == b' '` and `text[c-1]` is printable ASCII (0x21..=0x7E), or
 //!   `text[c] == b'\n'` and `text[c-1]` is an ASCII letter or digit, or
-//!   `text[c-1] == b'\n'` and `text[c]` is printable ASCII other than `/`, or the lead
-//!   byte 0xE4-0xE9 (U+4000-U+9FFF: CJK letters and symbols, never whitespace).
+//!   `text[c]` is printable ASCII other than `/` or the lead byte 0xE4-0xE9 (U+4000-U+9FFF:
+//!   CJK letters and symbols, never whitespace), and `text[..c]` ends in one `\n` after a
+//!   non-space character (`lone_newline_before`).
 //!
 //! Why the last rule holds for `gpt2`, `cl100k` and `o200k`: none of their alternatives
 //! that contain a non-space character can continue into a following space (the optional
