@@ -153,15 +153,7 @@ def test_peak_heap_does_not_grow_with_input_size(inputs, what):
     assert anon_large <= anon_small + 16, describe(what, inputs)
 
 
-KNOWN_FILE_PAGES = pytest.mark.xfail(
-    strict=True,
-    reason="count.rs: mapped file pages stay resident while counting (10 MB -> 37 MB RSS, "
-    "100 MB -> 86 MB, anonymous memory flat at 25-27 MB); planning now drops the pages it "
-    "probes, so what remains is in the counting pass (issue 7 note)",
-)
-
-
-@pytest.mark.parametrize("what", [pytest.param("train", marks=KNOWN_FILE_PAGES), "encode_file"])
+@pytest.mark.parametrize("what", ["train", "encode_file"])
 def test_peak_rss_does_not_grow_with_input_size(inputs, what):
     """Nor may the mapped file pages: 10x the input may cost at most 32 MB more in all."""
     (rss_small, _), (rss_large, _) = (peaks(what, p) for p in inputs)
