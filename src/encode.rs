@@ -84,15 +84,27 @@ impl PieceCache {
 /// the last byte (so the key is unique). Look-ups then hash two words and compare two words
 /// instead of hashing bytes and calling memcmp: the whole-token look-up was 35% of encoding
 /// time on English before (gpt2, with memcmp), most of it in those two.
+///
+/// Built from two overlapping loads instead of copying into a buffer: the copy was a call
+/// to memcpy for every piece (16 M of 140 M instructions on English under o200k).
 #[inline]
 fn short_key(piece: &[u8]) -> Option<u128> {
-    if piece.len() > 15 {
-        return None;
-    }
-    let mut buf = [0u8; 16];
-    buf[..piece.len()].copy_from_slice(piece);
-    buf[15] = piece.len() as u8;
-    Some(u128::from_le_bytes(buf))
+    let n = piece.len();
+    let u64_at = |i: usize| u64::from_le_bytes(piece[i..i + 8].try_into().expect("8 bytes"));
+    let u32_at = |i: usize| u32::from_le_bytes(piece[i..i + 4].try_into().expect("4 bytes"));
+    // The bytes from 8 (resp. 4) on are the top bytes of the load that ends at `n`.
+    let bytes: u128 = match n {
+        16.. => return None,
+        9..=15 => u64_at(0) as u128 | ((u64_at(n - 8) >> (8 * (16 - n))) as u128) << 64,
+        8 => u64_at(0) as u128,
+        5..=7 => (u32_at(0) as u64 | ((u32_at(n - 4) >> (8 * (8 - n))) as u64) << 32) as u128,
+        4 => u32_at(0) as u128,
+        _ => piece
+            .iter()
+            .rev()
+            .fold(0u128, |acc, &b| (acc << 8) | b as u128),
+    };
+    Some(bytes | (n as u128) << 120)
 }
 /// A token's `(start, end)` byte offsets in the text it came from.
 pub type Span = (usize, usize);
@@ -639,7 +651,13 @@ impl Encoder {
         };
         let slot = &mut cache.slots[PieceCache::slot(key)];
         if slot.0 == key {
-            out.extend_from_slice(&slot.2[..slot.1 as usize]);
+            // Fixed-size copies: a variable-length one is a call to memcpy.
+            match slot.1 {
+                1 => out.push(slot.2[0]),
+                2 => out.extend_from_slice(&slot.2[..2]),
+                3 => out.extend_from_slice(&slot.2[..3]),
+                _ => out.extend_from_slice(&slot.2),
+            }
             return;
         }
         let start = out.len();
@@ -859,9 +877,13 @@ fn merge_scan<const N: usize>(
             break;
         }
         ids[at] = prio[at].1;
-        ids.copy_within(at + 2..n, at + 1);
-        if at + 2 < n {
-            prio.copy_within(at + 2..n - 1, at + 1);
+        // Element by element: the pieces are short, and copy_within is a call to memmove
+        // (11 M of 140 M instructions on English under o200k).
+        for i in at + 1..n - 1 {
+            ids[i] = ids[i + 1];
+        }
+        for i in at + 1..n.saturating_sub(2) {
+            prio[i] = prio[i + 1];
         }
         n -= 1;
         if at + 1 < n {
@@ -1054,6 +1076,23 @@ mod tests {
         );
         assert_eq!(enc.decode_bytes(&[256, 301]).unwrap(), b"ab<s><s>");
         assert_eq!(enc.decode_bytes(&[299]), Err(Error::UnknownId { id: 299 }));
+    }
+
+    #[test]
+    fn short_key_is_the_bytes_zero_padded_then_the_length() {
+        let text: Vec<u8> = (1..=20).collect();
+        for start in 0..4 {
+            for n in 0..=16 {
+                let piece = &text[start..start + n];
+                let mut buf = [0u8; 16];
+                if n <= 15 {
+                    buf[..n].copy_from_slice(piece);
+                    buf[15] = n as u8;
+                }
+                let want = (n <= 15).then(|| u128::from_le_bytes(buf));
+                assert_eq!(short_key(piece), want, "n = {n}");
+            }
+        }
     }
 
     #[test]
