@@ -1,8 +1,12 @@
-//! Where single-thread encoding time goes: splitting alone, then splitting + encoding, on a
-//! rank table from `.tiktoken` files, for profiling (`valgrind --tool=cachegrind`) and quick
-//! timing without Python.
+//! Where single-thread encoding time goes: splitting alone, then splitting + encoding the
+//! whole text, then the benchmark's 20-line documents one call each, on a rank table from
+//! `.tiktoken` files, for profiling and quick timing without Python.
 //!
 //!     cargo run --release --example encode_profile -- FILE.tiktoken PATTERN TEXT [MB]
+//!
+//! `CHARS=0` switches the start from whole characters off; `RUNS=1` runs once, for
+//! `valgrind --tool=callgrind --toggle-collect='*encode_ordinary*'` (instruction counts are
+//! repeatable on a busy machine, wall time is not).
 
 use bytepair::encode::Encoder;
 use bytepair::split::Splitter;
