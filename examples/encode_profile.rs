@@ -1,8 +1,12 @@
-//! Where single-thread encoding time goes: splitting alone, then splitting + encoding, on a
-//! rank table from `.tiktoken` files, for profiling (`valgrind --tool=cachegrind`) and quick
-//! timing without Python.
+//! Where single-thread encoding time goes: splitting alone, then splitting + encoding the
+//! whole text, then the benchmark's 20-line documents one call each, on a rank table from
+//! `.tiktoken` files, for profiling and quick timing without Python.
 //!
 //!     cargo run --release --example encode_profile -- FILE.tiktoken PATTERN TEXT [MB]
+//!
+//! `CHARS=0` switches the start from whole characters off; `RUNS=1` runs once, for
+//! `valgrind --tool=callgrind --toggle-collect='*encode_ordinary*'` (instruction counts are
+//! repeatable on a busy machine, wall time is not).
 
 use bytepair::encode::Encoder;
 use bytepair::split::Splitter;
@@ -52,12 +56,29 @@ fn main() {
     while std::str::from_utf8(&text).is_err() {
         text.pop();
     }
-    let enc = Encoder::new(vocab, None, vec![], &args[2]).unwrap();
+    // CHARS=0 switches the start from whole characters off, to compare.
+    let on = std::env::var("CHARS").map_or(true, |v| v != "0");
+    let enc = Encoder::new(vocab, None, vec![], &args[2])
+        .unwrap()
+        .with_char_start(on);
     let splitter = Splitter::new(&args[2]).unwrap();
     let mut best_split = f64::MAX;
     let mut best_enc = f64::MAX;
+    let mut best_docs = f64::MAX;
+    // The benchmark's documents: 20 lines each, one call per document.
+    let lines: Vec<&[u8]> = text.split_inclusive(|&c| c == b'\n').collect();
+    let docs: Vec<Vec<u8>> = lines.chunks(20).map(|c| c.concat()).collect();
     let mut n = 0;
-    for _ in 0..5 {
+    // RUNS=1 for valgrind.
+    let runs = std::env::var("RUNS").map_or(5, |v| v.parse().unwrap());
+    for _ in 0..runs {
+        let t = cpu();
+        let mut m = 0;
+        for d in &docs {
+            m += enc.encode_ordinary(d).len();
+        }
+        best_docs = best_docs.min(cpu() - t);
+        std::hint::black_box(m);
         let t = cpu();
         let mut pieces = 0usize;
         splitter.for_each(&text, |_| pieces += 1);
@@ -68,9 +89,11 @@ fn main() {
     }
     let mbs = |s: f64| text.len() as f64 / s / 1e6;
     println!(
-        "{} bytes -> {n} ids; split {:.1} MB/s, split+encode {:.1} MB/s (CPU time, best of 5)",
+        "{} bytes -> {n} ids; split {:.1} MB/s, split+encode {:.1} MB/s, {} documents {:.1} MB/s (CPU time, best of 5)",
         text.len(),
         mbs(best_split),
-        mbs(best_enc)
+        mbs(best_enc),
+        docs.len(),
+        mbs(best_docs)
     );
 }

@@ -253,6 +253,21 @@ def reference_encoders(pair, gpt2_merges_tokenizer):
     return {"cl100k_base": (cl100k, tok), "gpt2-merges": (gpt2, g)}
 
 
+def test_a_token_across_characters_stops_the_start_from_whole_characters():
+    """b"\\xa9\\xc3" (the end of one é and the start of the next) merges first, so "éé"
+    is [\\xc3, \\xa9\\xc3, \\xa9], not [é, é]: the encoder starts BPE from whole characters
+    only where no such token occurs (the reference runs the textbook algorithm)."""
+    from bytepair import reference
+
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"\xa9\xc3", 257: "é".encode()}
+    merges = [(b"\xa9", b"\xc3"), (b"\xc3", b"\xa9")]
+    tok = Tokenizer(vocab, merges)
+    ref = reference.Encoder(vocab, merges, {}, tok.pattern)
+    assert tok.encode_ordinary("éé") == [0xC3, 256, 0xA9]
+    for text in ["éé", "é é", "éaé", "aéé中", "中éé"]:
+        assert tok.encode_ordinary(text) == ref.encode_ordinary(text), text
+
+
 @pytest.mark.parametrize("which", ["cl100k_base", "gpt2-merges"])
 @given(text=texts)
 def test_property_equals_reference(reference_encoders, which, text):
