@@ -101,3 +101,21 @@ texts = st.text(
 @given(texts, st.sampled_from(NAMES))
 def test_property_random_text_splits_like_python_regex(text, name):
     assert_same_pieces(name, text.encode())
+
+
+def test_regex_has_unicode_16(tiktoken_encoding):
+    """The reference (Python `regex`) must classify characters as the Rust splitters and
+    tiktoken do: U+323B0 is unassigned in Unicode 16 (a punctuation-class character) and a
+    letter in Unicode 17, which `regex` 2025.10 adopted; pyproject's dev extra pins it below.
+    Found by `make fuzz`: the reference split "\\U000323b0:A" as ["\\U000323b0", ":A"]."""
+    from bytepair import Tokenizer
+
+    text = "\U000323b0:A"
+    want = ["\U000323b0:", "A"]
+    enc = tiktoken_encoding("cl100k_base")
+    # tiktoken (fancy-regex, Unicode 16) keeps ":" and "A" apart: no ":A" token (56748).
+    ids = enc.encode_ordinary(text)
+    assert enc.encode_single_token(":A") not in ids
+    assert Tokenizer.from_tiktoken(enc).encode_ordinary(text) == ids
+    assert [p.decode() for p in _core.split_pieces("cl100k", text.encode())] == want
+    assert regex.findall(PATTERNS["cl100k"], text) == want, f"regex {regex.__version__}"

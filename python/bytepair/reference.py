@@ -25,6 +25,12 @@ Training turns a corpus into a list of merges, in five steps:
 'lowly<|endoftext|>'
 
 Encoding repeats the training merges inside each pre-token, earliest-learned first.
+
+Character classes (``\\p{L}``, ``\\p{N}``, ``\\s``) come from the installed ``regex`` module.
+The Rust splitters, like tiktoken's fancy-regex, use Unicode 16; ``regex`` 2025.10 and
+later use Unicode 17, where for instance U+323B0 (CJK Extension J) became a letter, so
+text with characters new in Unicode 17 pre-tokenizes differently here. The tests pin
+``regex<2025.10`` (pyproject's ``dev`` extra).
 """
 
 from __future__ import annotations
