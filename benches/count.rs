@@ -7,11 +7,11 @@
 //! machine is shared; prints the median MB/s of `BYTEPAIR_BENCH_RUNS` runs (default 5).
 //! `BYTEPAIR_BENCH_PATTERNS` (default `gpt2,cl100k,o200k`) picks the patterns.
 
+mod corpus;
+
 use bytepair::count::{Counter, WordCounts};
 use bytepair::split::Splitter;
 use std::hint::black_box;
-use std::io::Read;
-use std::path::PathBuf;
 
 /// CPU seconds used by this process so far.
 fn cpu_secs() -> f64 {
@@ -39,16 +39,8 @@ fn median_cpu_secs(runs: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    let mut files: Vec<PathBuf> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .map(PathBuf::from)
-        .collect();
-    if files.is_empty() {
-        let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data");
-        files = vec![data.join("en-prose.txt")];
-    }
-    let mb: u64 = std::env::var("BYTEPAIR_BENCH_MB").map_or(20, |v| v.parse().expect("a number"));
+    let files = corpus::files(&["en-prose.txt"]);
+    let mb = corpus::megabytes();
     let runs: usize =
         std::env::var("BYTEPAIR_BENCH_RUNS").map_or(5, |v| v.parse().expect("a number"));
     println!("count: median MB/s of CPU time on one core, first {mb} MB of each file");
@@ -57,15 +49,7 @@ fn main() {
         "file", "pattern", "split", "count", "pieces", "distinct"
     );
     for file in files {
-        let mut text = Vec::new();
-        std::fs::File::open(&file)
-            .unwrap_or_else(|e| panic!("{}: {e}; pass corpus files as arguments", file.display()))
-            .take(mb << 20)
-            .read_to_end(&mut text)
-            .unwrap();
-        if let Some(nl) = text.iter().rposition(|&b| b == b'\n') {
-            text.truncate(nl + 1);
-        }
+        let text = corpus::prefix(&file, mb);
         let megabytes = text.len() as f64 / 1e6;
         let name = file.file_name().unwrap().to_string_lossy();
         let patterns =

@@ -6,10 +6,10 @@
 //! them). Reads the first `BYTEPAIR_BENCH_MB` MB of each file (default 20), cut after a newline.
 //! Prints the median MB/s of each engine and their ratio.
 
+mod corpus;
+
 use bytepair::split::Splitter;
 use std::hint::black_box;
-use std::io::Read;
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Median seconds of `runs` calls of `f`.
@@ -35,31 +35,15 @@ fn pieces(splitter: &Splitter, text: &[u8]) -> usize {
 }
 
 fn main() {
-    let mut files: Vec<PathBuf> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .map(PathBuf::from)
-        .collect();
-    if files.is_empty() {
-        let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data");
-        files = vec![data.join("en-prose.txt"), data.join("zh-prose.txt")];
-    }
-    let mb: u64 = std::env::var("BYTEPAIR_BENCH_MB").map_or(20, |v| v.parse().expect("a number"));
+    let files = corpus::files(&["en-prose.txt", "zh-prose.txt"]);
+    let mb = corpus::megabytes();
     println!("split: median MB/s on one core, first {mb} MB of each file");
     println!(
         "{:<16} {:<7} {:>12} {:>12} {:>7} {:>10}",
         "file", "pattern", "hand-written", "fancy-regex", "ratio", "pieces"
     );
     for file in files {
-        let mut text = Vec::new();
-        std::fs::File::open(&file)
-            .unwrap_or_else(|e| panic!("{}: {e}; pass corpus files as arguments", file.display()))
-            .take(mb << 20)
-            .read_to_end(&mut text)
-            .unwrap();
-        if let Some(nl) = text.iter().rposition(|&b| b == b'\n') {
-            text.truncate(nl + 1);
-        }
+        let text = corpus::prefix(&file, mb);
         let megabytes = text.len() as f64 / 1e6;
         let name = file.file_name().unwrap().to_string_lossy();
         for pattern in ["gpt2", "cl100k", "o200k"] {

@@ -645,17 +645,9 @@ mod training {
             paths: Vec<PathBuf>,
             progress: Option<Py<PyAny>>,
         ) -> PyResult<()> {
-            let pending = Mutex::new(None);
-            let result = py.detach(|| {
-                let mut local = WordCounts::new();
-                let mut report = reporter(&progress, &pending);
-                self.inner
-                    .count_files(&paths, &mut local, &mut report)
-                    .map(|()| local)
-            });
-            let local = result.map_err(|e| to_py(e, take(pending)))?;
-            counts.lock().merge(local);
-            Ok(())
+            self.count_into(py, counts, &progress, |c, local, report| {
+                c.count_files(&paths, local, report)
+            })
         }
 
         /// Counts each text (str or bytes; each its own document) into `counts`, the GIL
@@ -706,13 +698,32 @@ mod training {
                     slices.push(t.cast::<PyBytes>()?.as_bytes());
                 }
             }
+            self.count_into(py, counts, &progress, |c, local, report| {
+                c.count_texts(&slices, local, report)
+            })
+        }
+    }
+
+    impl PyCounter {
+        /// Runs `count` into a fresh table with the GIL released (progress reported as
+        /// `reporter` does), then merges the table into `counts`.
+        fn count_into(
+            &self,
+            py: Python<'_>,
+            counts: &PyWordCounts,
+            progress: &Option<Py<PyAny>>,
+            count: impl FnOnce(
+                    &Counter,
+                    &mut WordCounts,
+                    &mut dyn FnMut(u64, u64) -> bool,
+                ) -> Result<(), Error>
+                + Send,
+        ) -> PyResult<()> {
             let pending = Mutex::new(None);
             let result = py.detach(|| {
                 let mut local = WordCounts::new();
-                let mut report = reporter(&progress, &pending);
-                self.inner
-                    .count_texts(&slices, &mut local, &mut report)
-                    .map(|()| local)
+                let mut report = reporter(progress, &pending);
+                count(&self.inner, &mut local, &mut report).map(|()| local)
             });
             let local = result.map_err(|e| to_py(e, take(pending)))?;
             counts.lock().merge(local);
