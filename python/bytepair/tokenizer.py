@@ -250,8 +250,10 @@ class Tokenizer:
         data, where they separate documents. The input is read as bytes (invalid UTF-8 kept
         as raw bytes), memory-mapped and encoded in parallel (``threads``, default all cores)
         in chunks cut where the pattern provably splits, so the ids equal ``encode_bytes`` of
-        the whole file. The array is uint16 when ``vocab_size <= 65536``, else uint32; it is
-        written to a temporary file and renamed, so a crash never leaves half an array.
+        the whole file. A custom pattern has no provable cut: such a file is encoded on one
+        thread, in steps, still in bounded memory. The array is uint16 when
+        ``vocab_size <= 65536``, else uint32; it is written to a temporary file and renamed,
+        so a crash never leaves half an array.
         ``progress``: None shows a bar on stderr when it is a terminal; True always, False
         never; or a function called with (bytes done, bytes total).
 
