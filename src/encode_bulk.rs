@@ -75,6 +75,100 @@ pub fn encode_batch<T: AsRef<[u8]> + Sync>(
     })
 }
 
+/// Input bytes per block of [`encode_batch_each`]: small enough that the caller gets its
+/// first results early, big enough that a block's hand-off costs nothing next to it.
+const BATCH_BLOCK: usize = 64 << 10;
+
+/// The ids of one block of texts and the index of its first text.
+pub type Block = (usize, Vec<Vec<Rank>>);
+
+/// [`encode_batch`] that hands each block of results to `sink` on the calling thread, as
+/// blocks finish (in any order), while other threads encode the blocks after it. Whatever the
+/// caller does with the results (the Python binding builds lists: a third of the work) then
+/// overlaps the encoding instead of following it. The calling thread is one of the
+/// `threads`: it encodes blocks too, and hands over its own and the others' results between
+/// them, so the threads never outnumber the cores. Tried first: a pool of `threads` beside
+/// a caller that only builds lists (3 threads on 2 cores), and a caller that takes results
+/// in order: both ran no faster than building all lists after the encoding (o200k English,
+/// batch over a loop 1.0-1.1x vs 1.3-1.4x, paired runs). `sink` stops the work by returning
+/// an error.
+pub fn encode_batch_each<T: AsRef<[u8]> + Sync>(
+    enc: &Encoder,
+    texts: &[T],
+    policy: &SpecialPolicy,
+    threads: usize,
+    sink: &mut dyn FnMut(Block) -> Result<(), Error>,
+) -> Result<(), Error> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    // Blocks of consecutive texts of about BATCH_BLOCK bytes.
+    let mut blocks = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, t) in texts.iter().enumerate() {
+        bytes += t.as_ref().len();
+        if bytes >= BATCH_BLOCK || i + 1 == texts.len() {
+            blocks.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    let encode_block = |n: usize| -> Result<Vec<Vec<Rank>>, Error> {
+        texts[blocks[n].clone()]
+            .iter()
+            .map(|t| enc.encode(t.as_ref(), policy))
+            .collect()
+    };
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    if blocks.len() <= 1 || threads == 1 {
+        for (n, b) in blocks.iter().enumerate() {
+            sink((b.start, encode_block(n)?))?;
+        }
+        return Ok(());
+    }
+    // Blocks are claimed from one counter, by the helpers and by this thread.
+    let claim = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel();
+    pool(threads - 1)?.in_place_scope(|scope| {
+        for _ in 1..threads {
+            let tx = tx.clone();
+            let (claim, stop, encode_block, count) = (&claim, &stop, &encode_block, blocks.len());
+            scope.spawn(move |_| loop {
+                let n = claim.fetch_add(1, Relaxed);
+                if n >= count || stop.load(Relaxed) {
+                    break;
+                }
+                let _ = tx.send((n, encode_block(n)));
+            });
+        }
+        drop(tx);
+        let result = (|| {
+            loop {
+                // Hand over what the helpers finished, then encode a block here.
+                for (n, ids) in rx.try_iter() {
+                    sink((blocks[n].start, ids?))?;
+                }
+                let n = claim.fetch_add(1, Relaxed);
+                if n >= blocks.len() {
+                    break;
+                }
+                sink((blocks[n].start, encode_block(n)?))?;
+            }
+            // The helpers' last blocks: the channel closes when the last helper stops.
+            for (n, ids) in rx.iter() {
+                sink((blocks[n].start, ids?))?;
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            stop.store(true, Relaxed);
+        }
+        result
+    })
+}
+
 /// Whether cutting `text` at `c` provably leaves the ids unchanged (see the module docs).
 /// Needs `2 <= c < text.len()` and, to see every special token that could touch the cut,
 /// `max_special_len` bytes of `text` after `c`.

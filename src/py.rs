@@ -333,14 +333,42 @@ mod encoder {
                 .map(|t| Ok(t?.cast_into::<PyString>()?))
                 .collect::<PyResult<_>>()?;
             let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
-            let out = py
-                .detach(|| encode_bulk::encode_batch(&self.inner, &bytes, &policy, threads))
-                .map_err(|e| self.err(py, e))?;
-            let lists: Vec<Bound<'py, PyList>> = out
-                .iter()
-                .map(|ids| ids_list(py, &self.ints, ids))
-                .collect::<PyResult<_>>()?;
-            PyList::new(py, lists)
+            // Lists are built block by block while other threads encode the next blocks: 2
+            // cores gave 1.24-1.9x over one thread when all lists were built after encoding.
+            let mut lists: Vec<Option<Py<PyList>>> = (0..bytes.len()).map(|_| None).collect();
+            let mut py_error = None;
+            let result = py.detach(|| {
+                encode_bulk::encode_batch_each(
+                    &self.inner,
+                    &bytes,
+                    &policy,
+                    threads,
+                    &mut |(start, block)| {
+                        Python::attach(|py| {
+                            for (i, ids) in block.iter().enumerate() {
+                                match ids_list(py, &self.ints, ids) {
+                                    Ok(list) => lists[start + i] = Some(list.unbind()),
+                                    Err(e) => {
+                                        py_error = Some(e);
+                                        return Err(Error::Interrupted);
+                                    }
+                                }
+                            }
+                            Ok(())
+                        })
+                    },
+                )
+            });
+            match (result, py_error) {
+                (_, Some(e)) => Err(e),
+                (Err(e), None) => Err(self.err(py, e)),
+                (Ok(()), None) => PyList::new(
+                    py,
+                    lists
+                        .into_iter()
+                        .map(|l| l.expect("every block handed over")),
+                ),
+            }
         }
 
         /// (ids, [(start, end), ...]) with character offsets into `text`.
