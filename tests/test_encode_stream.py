@@ -75,6 +75,18 @@ def test_stream_of_corpus_lines_equals_whole(toks, name):
         assert got == tok.encode(text, allowed_special="all"), corpus
 
 
+@pytest.mark.parametrize("name", ["gpt2", "o200k_base"])
+def test_stream_of_byte_blocks_equals_encode_bytes(toks, name):
+    """Blocks of a binary file: characters split between blocks, invalid UTF-8 kept."""
+    tok = toks[name]
+    data = b"".join(corpus_sample(c, 3_000) for c in CORPORA)
+    data = data[:1000] + b"\xff\xfe \xe4\xbd" + data[1000:] + b"\xf0\x9f"
+    want = tok.encode_bytes(data, allowed_special="all")
+    for size in (1, 2, 3, 7, 1000):
+        blocks = [data[i : i + size] for i in range(0, len(data), size)]
+        assert list(tok.encode_iterable(blocks, allowed_special="all")) == want, size
+
+
 def test_stream_with_a_custom_pattern(toks):
     tok = Tokenizer(
         {i: bytes([i]) for i in range(256)} | {256: b"ab"},

@@ -18,12 +18,14 @@ Colours and progress bars appear only on a terminal, and never with ``--quiet`` 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import os
 import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bytepair import __version__, compare, holdout, report, show
@@ -106,17 +108,22 @@ def read_input(path: str | None) -> bytes:
     return Path(path).read_bytes()
 
 
-def write_output(path: str | None, data: bytes) -> None:
-    """Writes to stdout, or atomically to a file (temp file + rename)."""
+def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
+    """Writes to stdout, or atomically to a file (temp file + rename). ``data`` may come in
+    parts, written as they come: to stdout, a failure midway leaves what came before it; to a
+    file, it leaves nothing."""
+    parts = [data] if isinstance(data, bytes) else data
     if path in (None, "-"):
-        sys.stdout.buffer.write(data)
+        for part in parts:
+            sys.stdout.buffer.write(part)
         sys.stdout.buffer.flush()
         return
     target = Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for part in parts:
+                f.write(part)
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
@@ -222,15 +229,27 @@ def cmd_encode(args) -> int:
         tok.encode_file(args.input, args.output)
         info(args, f"wrote {args.output}")
         return 0
-    data = read_input(args.input)
-    try:
-        ids = tok.encode_bytes(data, **special_policy(args))
-    except DisallowedSpecialError as e:
-        raise UsageError(
-            f"the input contains the special token {e.token!r}: pass --allow-special to "
-            f"encode it as a special token, or --special-as-text to encode it as text"
-        ) from None
-    write_output(args.output, (" ".join(map(str, ids)) + "\n").encode("ascii"))
+    # Read, encode and write 1 MB at a time, so input of any size fits in memory: the stream
+    # keeps only the text after its last safe cut (docs/design.md).
+    stdin = args.input in (None, "-")
+    with contextlib.nullcontext(sys.stdin.buffer) if stdin else open(args.input, "rb") as src:
+        blocks = iter(lambda: src.read(1 << 20), b"")
+        ids = tok.encode_iterable(blocks, **special_policy(args))
+
+        def lines():
+            sep = b""
+            while part := list(itertools.islice(ids, 1 << 16)):
+                yield sep + " ".join(map(str, part)).encode("ascii")
+                sep = b" "
+            yield b"\n"
+
+        try:
+            write_output(args.output, lines())
+        except DisallowedSpecialError as e:
+            raise UsageError(
+                f"the input contains the special token {e.token!r}: pass --allow-special to "
+                f"encode it as a special token, or --special-as-text to encode it as text"
+            ) from None
     return 0
 
 

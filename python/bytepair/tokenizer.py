@@ -219,12 +219,14 @@ class Tokenizer:
 
     def encode_iterable(
         self,
-        iterable: Iterable[str],
+        iterable: Iterable[str] | Iterable[bytes],
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
     ) -> Iterator[int]:
-        """Encodes a stream of text (lines of a file, say) lazily, in bounded memory.
+        """Encodes a stream of text (lines of a file, say) lazily, in bounded memory. Chunks
+        may be ``str``, or ``bytes`` (blocks of a binary file: invalid UTF-8 is kept, as in
+        ``encode_bytes``, and a character may be split between blocks).
 
         The ids are exactly those of encoding the concatenated text: the core keeps only the
         text after the last point where the pattern provably splits (a space or a newline
