@@ -169,8 +169,8 @@ def peak_memory_mb() -> float | None:
 def cmd_train(args) -> int:
     import bytepair
 
-    # --engine ray takes files, globs or directories that every node sees, so no local
-    # held-out copy is carved (its temp dir would exist on this machine only).
+    # --engine ray takes files, globs or directories that every node sees, and no byte
+    # ranges, so it gets no held-out slice.
     ray = args.engine == "ray"
     if args.checkpoint_dir and not ray:
         raise UsageError("--checkpoint-dir needs --engine ray")
@@ -180,21 +180,18 @@ def cmd_train(args) -> int:
     fmt = format_for(args.output, args.format)
     check_output(args.output)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bytepair-holdout-") as workdir:
-        paths, held_out = (
-            (args.files, b"") if ray else holdout.carve(args.files, args.holdout, workdir)
-        )
-        tok = bytepair.train(
-            paths,
-            vocab_size=args.vocab_size,
-            special_tokens=args.special_token,
-            pattern=args.pattern,
-            min_frequency=args.min_frequency,
-            threads=args.threads,
-            progress=show_progress(args),
-            engine=args.engine,
-            checkpoint_dir=args.checkpoint_dir,
-        )
+    paths, held_out = (args.files, b"") if ray else holdout.carve(args.files, args.holdout)
+    tok = bytepair.train(
+        paths,
+        vocab_size=args.vocab_size,
+        special_tokens=args.special_token,
+        pattern=args.pattern,
+        min_frequency=args.min_frequency,
+        threads=args.threads,
+        progress=show_progress(args),
+        engine=args.engine,
+        checkpoint_dir=args.checkpoint_dir,
+    )
     wall = time.perf_counter() - start
     tok.save(args.output, format=fmt)
     memory = peak_memory_mb()
