@@ -319,7 +319,7 @@ def test_encode_and_encode_ordinary_reject_non_str_with_a_hint():
             call(b"abc")
         with pytest.raises(TypeError, match="got bytearray; for bytes"):
             call(bytearray(b"abc"))
-        with pytest.raises(TypeError, match="expected a str to encode, got int$"):
+        with pytest.raises(TypeError, match=r"expected a str to encode, got int$"):
             call(3)
     with pytest.raises(TypeError, match="got NoneType"):
         tok.encode(None, allowed_special="all")
