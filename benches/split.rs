@@ -5,6 +5,14 @@
 //! `../data/zh-prose.txt` beside the repository, as `../shared/corpora/unpack.sh ../data` makes
 //! them). Reads the first `BYTEPAIR_BENCH_MB` MB of each file (default 20), cut after a newline.
 //! Prints the median MB/s of each engine and their ratio.
+//!
+//! `-- --hand-only` runs each hand-written splitter once and nothing else, for instruction
+//! counts (deterministic on a busy machine, unlike time):
+//!
+//!     valgrind --tool=callgrind --toggle-collect='split::pieces*' \
+//!         target/release/deps/split-* --hand-only ../data/zh-prose.txt
+//!
+//! With `BYTEPAIR_BENCH_PATTERNS=o200k` (comma-separated) only those patterns run.
 
 mod corpus;
 
@@ -25,6 +33,8 @@ fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
     times[runs / 2]
 }
 
+/// The number of pieces of `text` (not inlined, so callgrind can count just this).
+#[inline(never)]
 fn pieces(splitter: &Splitter, text: &[u8]) -> usize {
     let mut n = 0;
     splitter.for_each(text, |p| {
@@ -37,6 +47,12 @@ fn pieces(splitter: &Splitter, text: &[u8]) -> usize {
 fn main() {
     let files = corpus::files(&["en-prose.txt", "zh-prose.txt"]);
     let mb = corpus::megabytes();
+    let hand_only = std::env::args().any(|a| a == "--hand-only");
+    let patterns: Vec<String> = std::env::var("BYTEPAIR_BENCH_PATTERNS")
+        .unwrap_or_else(|_| "gpt2,cl100k,o200k".into())
+        .split(',')
+        .map(String::from)
+        .collect();
     println!("split: median MB/s on one core, first {mb} MB of each file");
     println!(
         "{:<16} {:<7} {:>12} {:>12} {:>7} {:>10}",
@@ -46,8 +62,13 @@ fn main() {
         let text = corpus::prefix(&file, mb);
         let megabytes = text.len() as f64 / 1e6;
         let name = file.file_name().unwrap().to_string_lossy();
-        for pattern in ["gpt2", "cl100k", "o200k"] {
+        for pattern in &patterns {
             let fast = Splitter::new(pattern).unwrap();
+            if hand_only {
+                let n = pieces(&fast, &text);
+                println!("{name:<16} {pattern:<7} {n:>10} pieces, {} bytes", text.len());
+                continue;
+            }
             let regex = Splitter::with_regex(pattern).unwrap();
             let n = pieces(&fast, &text);
             assert_eq!(n, pieces(&regex, &text), "{pattern}: the engines disagree");
