@@ -66,7 +66,10 @@ fn main() {
             let fast = Splitter::new(pattern).unwrap();
             if hand_only {
                 let n = pieces(&fast, &text);
-                println!("{name:<16} {pattern:<7} {n:>10} pieces, {} bytes", text.len());
+                println!(
+                    "{name:<16} {pattern:<7} {n:>10} pieces, {} bytes",
+                    text.len()
+                );
                 continue;
             }
             let regex = Splitter::with_regex(pattern).unwrap();

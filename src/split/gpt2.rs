@@ -11,7 +11,7 @@
 //! more instructions per byte of en-prose, by cachegrind).
 
 use super::chars::{
-    char_after, char_at, contraction, is_punct, run, whitespace, LETTER, NUMBER, WS,
+    char_after, char_at, contraction, is_punct, letters, run, whitespace, LETTER, NUMBER, WS,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
@@ -36,7 +36,7 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
         (class, i + len)
     };
     if class & LETTER != 0 {
-        run(text, start, |c| c & LETTER != 0)
+        letters(text, start)
     } else if class & NUMBER != 0 {
         run(text, start, |c| c & NUMBER != 0)
     } else if is_punct(class) {

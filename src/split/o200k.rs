@@ -13,8 +13,8 @@
 //! the backtracking the regex does; their comments say how.
 
 use super::chars::{
-    ascii_class, byte_run, char_after, char_at, contraction, is_punct, run, run_max, whitespace,
-    LETTER, LOWER, NUMBER, UPPER,
+    ascii_class, ascii_run, byte_run, char_after, char_at, contraction, is_punct, run, run_max,
+    whitespace, LETTER, LOWER, NUMBER, UPPER,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
@@ -80,16 +80,8 @@ fn ascii_word(text: &[u8], i: usize) -> Option<usize> {
     } else {
         return None;
     };
-    let upper_end = start
-        + text[start..]
-            .iter()
-            .take_while(|b| b.is_ascii_uppercase())
-            .count();
-    let end = upper_end
-        + text[upper_end..]
-            .iter()
-            .take_while(|b| b.is_ascii_lowercase())
-            .count();
+    let upper_end = ascii_run(text, start, b'A', b'Z', false);
+    let end = ascii_run(text, upper_end, b'a', b'z', false);
     if ascii_class(text, end).is_none() && end < text.len() {
         return None;
     }
