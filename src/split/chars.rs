@@ -219,22 +219,35 @@ pub(super) struct Whitespace {
     pub newline_end: Option<usize>,
 }
 
-/// The whitespace run at `i` (the character at `i` is whitespace).
-#[inline]
+/// The whitespace run at `i` (the character at `i` is whitespace). Not inlined: it is the
+/// rarer path, and inlined it made the splitters' hot loops slower.
+#[inline(never)]
 pub(super) fn whitespace(text: &[u8], i: usize) -> Whitespace {
     let mut ws = Whitespace {
         end: i,
         last: i,
         newline_end: None,
     };
-    while ws.end < text.len() {
-        let (class, len) = char_at(text, ws.end);
-        if class & WS == 0 {
-            break;
-        }
-        if matches!(text[ws.end], b'\r' | b'\n') {
-            ws.newline_end = Some(ws.end + 1);
-        }
+    while let Some(&b) = text.get(ws.end) {
+        let len = match b {
+            // Runs of spaces (indentation) eight bytes at a time: code.txt under o200k spent 16%
+            // of its instructions here going character by character.
+            b' ' if text.get(ws.end + 1) == Some(&b' ') => {
+                ws.end = ascii_run(text, ws.end + 2, b' ', b' ', false);
+                ws.last = ws.end - 1;
+                continue;
+            }
+            b' ' | b'\t' | 0x0B | 0x0C => 1,
+            b'\n' | b'\r' => {
+                ws.newline_end = Some(ws.end + 1);
+                1
+            }
+            0..=0x7F => break,
+            _ => match char_at(text, ws.end) {
+                (class, len) if class & WS != 0 => len,
+                _ => break,
+            },
+        };
         ws.last = ws.end;
         ws.end += len;
     }
