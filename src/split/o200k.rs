@@ -13,8 +13,8 @@
 //! the backtracking the regex does; their comments say how.
 
 use super::chars::{
-    ascii_class, ascii_run, byte_run, char_after, char_at, contraction, is_punct, run, run_max,
-    whitespace, LETTER, LOWER, NUMBER, UPPER,
+    ascii_class, ascii_run, byte_run, char_after, char_at, contraction, han_run, is_punct, run,
+    run_max, whitespace, LETTER, LOWER, NUMBER, UPPER,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
@@ -106,6 +106,8 @@ fn upper_then_lower(text: &[u8], i: usize, first: (u8, usize)) -> Option<usize> 
     while class & UPPER != 0 {
         end += len;
         if class & LOWER != 0 {
+            // CJK ideographs are in both classes.
+            end = han_run(text, end);
             last_in_both_end = Some(end);
         }
         (class, len) = char_after(text, end).unwrap_or((0, 0));
