@@ -18,10 +18,6 @@ pub(super) const UPPER: u8 = 8;
 /// o200k's `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
 pub(super) const LOWER: u8 = 16;
 
-/// The class of the CJK Unified Ideographs, U+4E00 to U+9FFF: `Lo`, in both of o200k's
-/// letter classes.
-const HAN: u8 = LETTER | UPPER | LOWER;
-
 /// `[^\s\p{L}\p{N}]`: punctuation, symbols, marks, controls, invalid bytes.
 #[inline(always)]
 pub(super) fn is_punct(class: u8) -> bool {
@@ -332,6 +328,8 @@ mod tests {
 
     #[test]
     fn han_run_takes_exactly_the_cjk_unified_ideographs() {
+        // `Lo`: a letter, in both of o200k's letter classes.
+        const HAN: u8 = LETTER | UPPER | LOWER;
         let lo = members(r"\p{Lo}");
         let utf8 = |cp: u32| char::from_u32(cp).unwrap().to_string().into_bytes();
         for cp in 0x4E00..=0x9FFF {
