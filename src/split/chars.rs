@@ -154,9 +154,7 @@ pub(super) fn run(text: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize
 }
 
 /// The end of the run of letters (`\p{L}`) from `i`: ASCII ones eight at a time, then any
-/// others one character at a time. ([`han_run`] here too took gpt2 and cl100k on zh-prose
-/// from 23.9 and 22.0 to 20.4 and 18.1 instructions per byte, but en-prose from 14.2 and 16.7
-/// to 14.9 and 17.9, and multilingual from 19.1 and 20.7 to 22.4 and 23.7.)
+/// others one character at a time.
 #[inline(always)]
 pub(super) fn letters(text: &[u8], i: usize) -> usize {
     let end = ascii_run(text, i, b'a', b'z', true);
@@ -164,6 +162,25 @@ pub(super) fn letters(text: &[u8], i: usize) -> usize {
         end
     } else {
         run(text, end, |c| c & LETTER != 0)
+    }
+}
+
+/// [`letters`] after a first letter of `first_len` bytes: after a 3-byte one, likely CJK,
+/// the ideographs are skipped by [`han_run`] (gpt2 and cl100k on zh-prose: 23.9 and 22.0 ->
+/// 19.5 and 17.3 instructions per byte; gpt2 on en-prose 14.2 -> 14.7, from code layout
+/// alone, as English never gets here; after any non-ASCII letter, multilingual lost 9%).
+#[inline(always)]
+pub(super) fn letters_after(text: &[u8], i: usize, first_len: usize) -> usize {
+    if first_len != 3 {
+        return letters(text, i);
+    }
+    let mut end = i;
+    loop {
+        end = han_run(text, end);
+        match char_after(text, end) {
+            Some((class, len)) if class & LETTER != 0 => end += len,
+            _ => return end,
+        }
     }
 }
 

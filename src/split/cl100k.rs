@@ -9,8 +9,8 @@
 //! starts a match of some alternative, so the pieces tile the text.
 
 use super::chars::{
-    ascii_class, byte_run, char_after, char_at, contraction, is_punct, letters, run, run_max,
-    whitespace, LETTER, NUMBER, WS,
+    ascii_class, byte_run, char_after, char_at, contraction, is_punct, letters, letters_after, run,
+    run_max, whitespace, LETTER, NUMBER, WS,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
@@ -28,7 +28,7 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
     }
     let (class, len) = char_at(text, i);
     if class & LETTER != 0 {
-        return letters(text, i + len);
+        return letters_after(text, i + len, len);
     }
     if class & NUMBER != 0 {
         // `\p{N}{1,3}+`.
@@ -44,7 +44,7 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
     };
     if let Some((next_class, next_len)) = next {
         if next_class & LETTER != 0 {
-            return letters(text, i + len + next_len);
+            return letters_after(text, i + len + next_len, next_len);
         }
     }
     // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`.

@@ -11,7 +11,7 @@
 //! more instructions per byte of en-prose, by cachegrind).
 
 use super::chars::{
-    char_after, char_at, contraction, is_punct, letters, run, whitespace, LETTER, NUMBER, WS,
+    char_after, char_at, contraction, is_punct, letters_after, run, whitespace, LETTER, NUMBER, WS,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
@@ -26,17 +26,17 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
         return end;
     }
     // ` ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++`: a space joins the run after it, if any.
-    let (class, start) = if text[i] == b' ' {
+    let (class, len, start) = if text[i] == b' ' {
         match char_after(text, i + 1) {
-            Some((class, len)) if class & WS == 0 => (class, i + 1 + len),
+            Some((class, len)) if class & WS == 0 => (class, len, i + 1 + len),
             _ => return whitespace_end(text, i),
         }
     } else {
         let (class, len) = char_at(text, i);
-        (class, i + len)
+        (class, len, i + len)
     };
     if class & LETTER != 0 {
-        letters(text, start)
+        letters_after(text, start, len)
     } else if class & NUMBER != 0 {
         run(text, start, |c| c & NUMBER != 0)
     } else if is_punct(class) {
