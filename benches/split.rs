@@ -6,11 +6,12 @@
 //! them). Reads the first `BYTEPAIR_BENCH_MB` MB of each file (default 20), cut after a newline.
 //! Prints the median MB/s of each engine and their ratio.
 //!
-//! `-- --hand-only` runs each hand-written splitter once and nothing else, for instruction
-//! counts (deterministic on a busy machine, unlike time):
+//! `-- --hand-only` times only the hand-written splitters (`BYTEPAIR_BENCH_RUNS` runs each,
+//! default 5), by this thread's CPU time, steadier than wall time on a shared machine. With
+//! one run it is what instruction counts need (deterministic on a busy machine, unlike time):
 //!
-//!     valgrind --tool=callgrind --toggle-collect='split::pieces*' \
-//!         target/release/deps/split-* --hand-only ../data/zh-prose.txt
+//!     BYTEPAIR_BENCH_MB=2 BYTEPAIR_BENCH_RUNS=1 valgrind --tool=callgrind \
+//!         --toggle-collect='split::pieces*' target/release/deps/split-* --hand-only FILE
 //!
 //! With `BYTEPAIR_BENCH_PATTERNS=o200k` (comma-separated) only those patterns run.
 
@@ -33,6 +34,23 @@ fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
     times[runs / 2]
 }
 
+/// Median CPU seconds of this thread over `runs` calls of `f` (Linux: `schedstat`).
+fn median_cpu_secs(runs: usize, mut f: impl FnMut()) -> f64 {
+    let cpu = || {
+        let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+        s.split_whitespace().next().unwrap().parse::<f64>().unwrap() / 1e9
+    };
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = cpu();
+            f();
+            cpu() - start
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[runs / 2]
+}
+
 /// The number of pieces of `text` (not inlined, so callgrind can count just this).
 #[inline(never)]
 fn pieces(splitter: &Splitter, text: &[u8]) -> usize {
@@ -48,6 +66,7 @@ fn main() {
     let files = corpus::files(&["en-prose.txt", "zh-prose.txt"]);
     let mb = corpus::megabytes();
     let hand_only = std::env::args().any(|a| a == "--hand-only");
+    let runs = std::env::var("BYTEPAIR_BENCH_RUNS").map_or(5, |v| v.parse().expect("a number"));
     let patterns: Vec<String> = std::env::var("BYTEPAIR_BENCH_PATTERNS")
         .unwrap_or_else(|_| "gpt2,cl100k,o200k".into())
         .split(',')
@@ -65,9 +84,13 @@ fn main() {
         for pattern in &patterns {
             let fast = Splitter::new(pattern).unwrap();
             if hand_only {
-                let n = pieces(&fast, &text);
+                let mut n = 0;
+                let secs = median_cpu_secs(runs, || n = pieces(&fast, &text));
                 println!(
-                    "{name:<16} {pattern:<7} {n:>10} pieces, {} bytes",
+                    "{name:<16} {pattern:<7} {:>12.1} {:>12} {:>7} {n:>10}   ({} bytes)",
+                    megabytes / secs,
+                    "-",
+                    "-",
                     text.len()
                 );
                 continue;
