@@ -34,17 +34,26 @@ fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
     times[runs / 2]
 }
 
-/// Median CPU seconds of this thread over `runs` calls of `f` (Linux: `schedstat`).
-fn median_cpu_secs(runs: usize, mut f: impl FnMut()) -> f64 {
-    let cpu = || {
-        let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
-        s.split_whitespace().next().unwrap().parse::<f64>().unwrap() / 1e9
+/// This thread's CPU time in seconds (`CLOCK_THREAD_CPUTIME_ID`: nanoseconds, where
+/// `/proc/thread-self/schedstat` moves in whole scheduler ticks on this VM).
+fn thread_cpu_secs() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
+    // SAFETY: `ts` is a valid, writable timespec for the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
+/// Median CPU seconds of this thread over `runs` calls of `f`.
+fn median_cpu_secs(runs: usize, mut f: impl FnMut()) -> f64 {
     let mut times: Vec<f64> = (0..runs)
         .map(|_| {
-            let start = cpu();
+            let start = thread_cpu_secs();
             f();
-            cpu() - start
+            thread_cpu_secs() - start
         })
         .collect();
     times.sort_by(f64::total_cmp);
