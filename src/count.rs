@@ -680,13 +680,30 @@ impl Counter {
         into: &mut WordCounts,
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<(), Error> {
+        self.count_file_ranges(paths, None, into, progress)
+    }
+
+    /// [`Counter::count_files`] on byte ranges: `ranges[i]` of file `i` (clamped to its
+    /// length) is its own document. A held-out tail or a shard of a big file is counted in
+    /// place, without a copy.
+    pub fn count_file_ranges<P: AsRef<Path>>(
+        &self,
+        paths: &[P],
+        ranges: Option<&[Range<u64>]>,
+        into: &mut WordCounts,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<(), Error> {
         let paths: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
         let mut total = 0u64;
         let mut sizes = Vec::with_capacity(paths.len());
-        for &p in &paths {
+        let mut starts = Vec::with_capacity(paths.len());
+        for (i, &p) in paths.iter().enumerate() {
             let len = std::fs::metadata(p).map_err(|e| io_error(p, e))?.len();
-            sizes.push(len);
-            total += len;
+            let r = ranges.and_then(|r| r.get(i)).cloned().unwrap_or(0..len);
+            let (start, end) = (r.start.min(len), r.end.min(len));
+            starts.push(start as usize);
+            sizes.push(end.saturating_sub(start));
+            total += end.saturating_sub(start);
         }
         let state = self.new_state(total);
         let mut first = 0;
@@ -712,11 +729,15 @@ impl Counter {
                         return;
                     }
                 };
-                let sources: Vec<&[u8]> =
-                    mmaps.iter().map(|m| m.as_deref().unwrap_or(&[])).collect();
+                let base = &starts[first..last];
+                let sources: Vec<&[u8]> = mmaps
+                    .iter()
+                    .zip(base.iter().zip(&sizes[first..last]))
+                    .map(|(m, (&at, &n))| m.as_deref().map_or(&[][..], |m| &m[at..at + n as usize]))
+                    .collect();
                 let (pieces, tasks) = self.plan(&sources, 0, &|src, start, end| {
                     if let Some(m) = &mmaps[src] {
-                        drop_pages(m, start, end);
+                        drop_pages(m, base[src] + start, base[src] + end);
                     }
                 });
                 // A fault maps the whole large folio around it, which can reach back into
@@ -724,7 +745,8 @@ impl Counter {
                 // another thread still reads just faults back in).
                 let drop_pages = |p: &Piece| {
                     if let Some(m) = &mmaps[p.src] {
-                        drop_pages(m, p.start.saturating_sub(MAX_FOLIO), p.end);
+                        let at = base[p.src];
+                        drop_pages(m, (at + p.start).saturating_sub(MAX_FOLIO), at + p.end);
                     }
                 };
                 self.run_tasks(&sources, &pieces, &tasks, &state, &drop_pages);
@@ -946,6 +968,25 @@ mod tests {
             .count_files(&[&missing], &mut WordCounts::new(), &mut |_, _| true)
             .unwrap_err();
         assert!(err.to_string().contains("missing.txt"), "{err}");
+        // Byte ranges count like the same bytes as texts; ranges past the end are clamped.
+        let text = SAMPLE.repeat(300);
+        for (r, (lo, hi)) in [
+            (0..1000, (0, 1000)),
+            (777..5000, (777, 5000)),
+            (10..u64::MAX, (10, text.len())),
+        ] {
+            let mut got = WordCounts::new();
+            c.count_file_ranges(
+                &[&a, &b],
+                Some(&[r.clone(), 3..7]),
+                &mut got,
+                &mut |_, _| true,
+            )
+            .unwrap();
+            let mut want = serial(&c, &text[lo..hi]);
+            want.merge(serial(&c, b"ond "));
+            assert_eq!(got, want, "{r:?}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

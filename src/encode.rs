@@ -27,6 +27,7 @@ use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
 use thread_local::ThreadLocal;
 
 use crate::split::Splitter;
@@ -124,6 +125,9 @@ fn short_key(piece: &[u8]) -> Option<u128> {
     };
     Some(bytes | (n as u128) << 120)
 }
+/// Takes the ids of [`Encoder::encode_in_steps`] so far and how many bytes they cover.
+pub type IdSink<'a> = dyn FnMut(&mut Vec<Rank>, usize) -> Result<(), Error> + 'a;
+
 /// A token's `(start, end)` byte offsets in the text it came from.
 pub type Span = (usize, usize);
 
@@ -797,6 +801,66 @@ impl Encoder {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_into(text, policy, &mut out)?;
         Ok(out)
+    }
+
+    /// Encodes one long text in steps, for files that cannot be cut: after the piece that
+    /// ends at or past each `step` bytes, `sink(ids, done)` gets the ids so far (to take
+    /// them away) and how many bytes of `text` they cover; it stops the work by returning
+    /// an error. Memory stays bounded by `step` whatever the length of `text`.
+    /// `text_utf8`, when given, is `text` known to be UTF-8, so a custom regex does not
+    /// validate it again. Unlike [`Encoder::encode`], this does not look for disallowed
+    /// special tokens: call [`Encoder::check_disallowed`] first (in steps of its own, if
+    /// the text is a memory-mapped file, as `encode_file` does).
+    pub fn encode_in_steps(
+        &self,
+        text: &[u8],
+        text_utf8: Option<&str>,
+        policy: &SpecialPolicy,
+        step: usize,
+        sink: &mut IdSink,
+    ) -> Result<(), Error> {
+        let base = text.as_ptr() as usize;
+        let mut out = Vec::new();
+        let mut next = step;
+        let mut stop = None;
+        let mut cache = self.cache.get_or_default().borrow_mut();
+        // Encode one piece; hand the ids over once past the next step.
+        let mut piece = |p: &[u8], out: &mut Vec<Rank>| {
+            self.encode_piece(p, &mut cache, out);
+            let done = p.as_ptr() as usize - base + p.len();
+            if done >= next {
+                next = done + step;
+                if let Err(e) = sink(out, done) {
+                    return ControlFlow::Break(e);
+                }
+            }
+            ControlFlow::Continue(())
+        };
+        self.for_each_segment(text, policy, |seg| {
+            if stop.is_some() {
+                return;
+            }
+            let flow = match seg {
+                Err(i) => {
+                    out.push(self.specials[i].1);
+                    ControlFlow::Continue(())
+                }
+                Ok(plain) => {
+                    let from = plain.as_ptr() as usize - base;
+                    match text_utf8.and_then(|s| s.get(from..from + plain.len())) {
+                        Some(s) => self.splitter.try_for_each_str(s, |p| piece(p, &mut out)),
+                        None => self.splitter.try_for_each(plain, |p| piece(p, &mut out)),
+                    }
+                }
+            };
+            if let ControlFlow::Break(e) = flow {
+                stop = Some(e);
+            }
+        });
+        match stop {
+            Some(e) => Err(e),
+            None => sink(&mut out, text.len()),
+        }
     }
 
     /// Encodes text and gives each token's byte span `(start, end)` in `text`.

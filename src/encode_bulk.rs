@@ -14,8 +14,9 @@
 //!   piece at the end of a text, but `" "`, `"\n"` in the middle of one.
 //! - no occurrence of any special token touches bytes `c - 2 .. c + 1`.
 //!
-//! A custom pattern has no provable cut: it is cut only where its text is already cut (the
-//! whole input is one piece otherwise).
+//! A custom pattern has no provable cut: a stream is cut only where its text is already cut
+//! (the whole input is one piece otherwise), and `encode_file` encodes a file it cannot cut
+//! on one thread, in steps, writing the ids of each step as it goes.
 
 use crate::encode::{Encoder, SpecialPolicy};
 use crate::{Error, Rank};
@@ -150,6 +151,11 @@ impl Stream {
 const FILE_CHUNK: usize = 1 << 20;
 /// Chunks encoded per wave, per thread.
 const CHUNKS_PER_THREAD: usize = 4;
+/// A chunk longer than this (no safe cut near FILE_CHUNK) is encoded on its own, in steps,
+/// instead of whole in a wave: its ids could fill memory, and Ctrl-C would wait for it.
+const LONG_CHUNK: usize = 4 * FILE_CHUNK;
+/// The page size `madvise` rounds to.
+const PAGE: usize = 4096;
 
 /// Encodes a file into a NumPy `.npy` array of ids (uint16 when the vocab fits, else uint32),
 /// written atomically. `progress(done_bytes, total_bytes)` is called after every wave and may
@@ -198,38 +204,65 @@ pub fn encode_file(
         let mut count = 0u64;
         let mut pos = 0usize;
         let mut bytes = Vec::new();
+        let mut write = |ids: &[Rank]| -> Result<(), Error> {
+            count += ids.len() as u64;
+            bytes.clear();
+            if wide {
+                bytes.extend(ids.iter().flat_map(|i| i.to_le_bytes()));
+            } else {
+                bytes.extend(ids.iter().flat_map(|&i| (i as u16).to_le_bytes()));
+            }
+            w.write_all(&bytes).map_err(|e| io(&tmp, e))
+        };
+        // Drop the pages before `done`, so resident memory stays flat on huge files.
+        let release = |done: usize| {
+            if let Some(m) = &map {
+                let done = done / PAGE * PAGE;
+                if done > 0 {
+                    // SAFETY: a read-only file mapping: dropped pages are re-read from the
+                    // file if touched again.
+                    let _ = unsafe {
+                        m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, done)
+                    };
+                }
+            }
+        };
         while pos < text.len() {
+            // A wave of chunks for the pool, ended early by a chunk too long to hold.
             let mut chunks = Vec::with_capacity(per_wave);
+            let mut long = None;
             while chunks.len() < per_wave && pos < text.len() {
                 let end = next_cut(enc, text, pos + FILE_CHUNK);
+                if end - pos > LONG_CHUNK {
+                    long = Some(pos..end);
+                    pos = end;
+                    break;
+                }
                 chunks.push(&text[pos..end]);
                 pos = end;
             }
             let ids: Vec<Result<Vec<Rank>, Error>> =
                 pool.install(|| chunks.par_iter().map(|c| enc.encode(c, policy)).collect());
             for ids in ids {
-                let ids = ids?;
-                count += ids.len() as u64;
-                bytes.clear();
-                if wide {
-                    bytes.extend(ids.iter().flat_map(|i| i.to_le_bytes()));
-                } else {
-                    bytes.extend(ids.iter().flat_map(|&i| (i as u16).to_le_bytes()));
-                }
-                w.write_all(&bytes).map_err(|e| io(&tmp, e))?;
+                write(&ids?)?;
             }
-            // Drop the pages already encoded, so resident memory stays flat on huge files.
-            if let Some(m) = &map {
-                let page = 4096;
-                let done = pos / page * page;
-                if done > 0 {
-                    // SAFETY: a read-only file mapping: dropped pages are re-read from the file
-                    // if touched again, and nothing below `pos` is touched again.
-                    let _ = unsafe {
-                        m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, done)
-                    };
-                }
+            // A long chunk (no safe cut, as with a custom pattern) on this thread, in steps:
+            // its ids are written and Ctrl-C is seen every FILE_CHUNK bytes.
+            if let Some(range) = long {
+                let start = range.start;
+                let chunk = &text[range];
+                let utf8 = check_in_steps(enc, chunk, policy, FILE_CHUNK, &mut |done| {
+                    release(start + done);
+                    progress(start as u64, text.len() as u64)
+                })?;
+                enc.encode_in_steps(chunk, utf8, policy, FILE_CHUNK, &mut |ids, done| {
+                    write(ids)?;
+                    ids.clear();
+                    release(start + done);
+                    progress((start + done) as u64, text.len() as u64)
+                })?;
             }
+            release(pos);
             progress(pos as u64, text.len() as u64)?;
         }
         let mut f = w.into_inner().map_err(|e| io(&tmp, e.into_error()))?;
@@ -253,10 +286,53 @@ pub fn encode_file(
 
 /// The first safe cut at or after `from`, or the end of the text.
 fn next_cut(enc: &Encoder, text: &[u8], from: usize) -> usize {
+    if !enc.builtin_pattern() {
+        return text.len();
+    }
     let last = text.len().saturating_sub(enc.max_special_len() + 1);
     (from..last)
         .find(|&c| is_safe_cut(enc, text, c))
         .unwrap_or(text.len())
+}
+
+/// Checks `text` for disallowed special tokens and returns it as a `str` if it is UTF-8,
+/// `step` bytes at a time, calling `on_step(done)` after each step (which may stop the work).
+/// In steps because one pass over a memory-mapped file maps all of it, unless the caller
+/// drops the pages behind.
+fn check_in_steps<'a>(
+    enc: &Encoder,
+    text: &'a [u8],
+    policy: &SpecialPolicy,
+    step: usize,
+    on_step: &mut dyn FnMut(usize) -> Result<(), Error>,
+) -> Result<Option<&'a str>, Error> {
+    let mut utf8 = true;
+    let mut pos = 0;
+    while pos < text.len() {
+        // At least 4 bytes, one whole character, so that every step moves on.
+        let end = (pos + step.max(4)).min(text.len());
+        // A special token that crosses `pos` starts less than its length before it.
+        let from = pos.saturating_sub(enc.max_special_len().saturating_sub(1));
+        enc.check_disallowed(&text[from..end], policy)?;
+        let checked = if utf8 {
+            match std::str::from_utf8(&text[pos..end]) {
+                Ok(_) => end,
+                // A character cut by the step's end: check it with the next step.
+                Err(e) if e.error_len().is_none() && end < text.len() => pos + e.valid_up_to(),
+                Err(_) => {
+                    utf8 = false;
+                    end
+                }
+            }
+        } else {
+            end
+        };
+        pos = checked;
+        on_step(pos)?;
+    }
+    // SAFETY: when `utf8` is still true, every byte was checked above, in steps that end on
+    // character boundaries.
+    Ok(utf8.then(|| unsafe { std::str::from_utf8_unchecked(text) }))
 }
 
 /// A NumPy format 1.0 header for a 1-d little-endian uint16/uint32 array of `n` items, always
@@ -321,5 +397,121 @@ mod tests {
             got.extend(s.finish(&enc, &policy).unwrap());
             assert_eq!(got, want, "step {step}");
         }
+    }
+
+    fn in_steps(enc: &Encoder, text: &[u8], utf8: bool, step: usize) -> (Vec<Rank>, Vec<usize>) {
+        let policy = SpecialPolicy::all(enc.special_tokens().len());
+        let s = if utf8 {
+            std::str::from_utf8(text).ok()
+        } else {
+            None
+        };
+        let (mut ids, mut marks) = (Vec::new(), Vec::new());
+        enc.encode_in_steps(text, s, &policy, step, &mut |got, done| {
+            ids.append(got);
+            marks.push(done);
+            Ok(())
+        })
+        .unwrap();
+        (ids, marks)
+    }
+
+    #[test]
+    fn encoding_in_steps_equals_encoding_whole() {
+        let text = "héllo wörld  \n\n中文。\n<|x|>tail <|x|><|x|> end\t!".repeat(7);
+        let mut bad = text.clone().into_bytes();
+        bad.splice(9..9, *b"\xff\xe4\xb8");
+        for pattern in ["gpt2", "o200k", r"\S+|\s+", r"\p{L}+|\p{N}|[^\p{L}\p{N}]+"] {
+            let enc = encoder(pattern, &["<|x|>"]);
+            let policy = SpecialPolicy::all(1);
+            for (text, utf8) in [
+                (text.as_bytes(), true),
+                (text.as_bytes(), false),
+                (&bad, false),
+            ] {
+                let want = enc.encode(text, &policy).unwrap();
+                for step in [1, 5, 64, 1 << 20] {
+                    let (ids, marks) = in_steps(&enc, text, utf8, step);
+                    assert_eq!(ids, want, "{pattern} step {step}");
+                    // The marks grow, each step covers at least `step` bytes, the last is the end.
+                    assert!(marks.windows(2).all(|w| w[1] >= w[0]), "{marks:?}");
+                    assert_eq!(marks.last(), Some(&text.len()));
+                    assert!(
+                        marks.len() <= text.len() / step + 2,
+                        "{pattern} step {step}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sink_error_stops_encoding_in_steps_at_once() {
+        for pattern in ["gpt2", r"\S+|\s+"] {
+            let enc = encoder(pattern, &[]);
+            let text = "word ".repeat(10_000);
+            let mut calls = 0;
+            let r = enc.encode_in_steps(
+                text.as_bytes(),
+                None,
+                &SpecialPolicy::all(0),
+                100,
+                &mut |_, done| {
+                    calls += 1;
+                    assert!(done < 200, "kept going after the error: {done}");
+                    Err(Error::Interrupted)
+                },
+            );
+            assert!(matches!(r, Err(Error::Interrupted)), "{pattern}");
+            assert_eq!(calls, 1, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn utf8_is_checked_in_steps_across_cut_characters() {
+        let enc = encoder("gpt2", &[]);
+        let policy = SpecialPolicy::none(0);
+        let text = "aé中𝄞".repeat(50);
+        for step in 1..12 {
+            let mut steps = Vec::new();
+            let got = check_in_steps(&enc, text.as_bytes(), &policy, step, &mut |d| {
+                steps.push(d);
+                Ok(())
+            });
+            assert_eq!(got.unwrap(), Some(text.as_str()), "step {step}");
+            assert_eq!(steps.last(), Some(&text.len()));
+            // Every step ends on a character boundary.
+            assert!(steps.iter().all(|&d| text.is_char_boundary(d)));
+        }
+        let mut cut = text.as_bytes().to_vec();
+        cut.pop(); // the end of a 4-byte character
+        let mut bad = text.as_bytes().to_vec();
+        bad[100] = 0xff;
+        for step in [1, 3, 7, 1 << 20] {
+            for t in [&cut, &bad] {
+                let got = check_in_steps(&enc, t, &policy, step, &mut |_| Ok(()));
+                assert_eq!(got.unwrap(), None);
+            }
+        }
+    }
+
+    #[test]
+    fn disallowed_special_tokens_are_found_across_steps() {
+        let enc = encoder(r"\S+|\s+", &["<|endoftext|>", "<x>"]);
+        let disallow_all = SpecialPolicy {
+            allowed: vec![false; 2],
+            disallowed: vec![true; 2],
+        };
+        let text = format!("{}<|endoftext|>{}", "a".repeat(50), "b".repeat(50));
+        for step in 1..20 {
+            let got = check_in_steps(&enc, text.as_bytes(), &disallow_all, step, &mut |_| Ok(()));
+            assert!(
+                matches!(&got, Err(Error::DisallowedSpecial { token }) if token == "<|endoftext|>"),
+                "step {step}: {got:?}"
+            );
+        }
+        let allowed = SpecialPolicy::all(2);
+        let got = check_in_steps(&enc, text.as_bytes(), &allowed, 3, &mut |_| Ok(()));
+        assert_eq!(got.unwrap(), Some(text.as_str()));
     }
 }

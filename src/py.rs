@@ -671,17 +671,29 @@ mod training {
         }
 
         /// Counts each file (memory-mapped) into `counts`, the GIL released.
-        /// `progress(bytes_done, bytes_total)` is called about every 100 ms.
-        #[pyo3(signature = (counts, paths, progress=None))]
+        /// `progress(bytes_done, bytes_total)` is called about every 100 ms. `ranges`, when
+        /// given, holds one `(start, end)` byte range per file: only that part is counted.
+        #[pyo3(signature = (counts, paths, progress=None, ranges=None))]
         fn count_files(
             &self,
             py: Python<'_>,
             counts: &PyWordCounts,
             paths: Vec<PathBuf>,
             progress: Option<Py<PyAny>>,
+            ranges: Option<Vec<(u64, u64)>>,
         ) -> PyResult<()> {
+            let ranges: Option<Vec<std::ops::Range<u64>>> = match ranges {
+                Some(r) if r.len() != paths.len() => {
+                    return Err(PyValueError::new_err(format!(
+                        "count_files got {} ranges for {} paths: give one (start, end) per path",
+                        r.len(),
+                        paths.len()
+                    )))
+                }
+                r => r.map(|r| r.into_iter().map(|(a, b)| a..b).collect()),
+            };
             self.count_into(py, counts, &progress, |c, local, report| {
-                c.count_files(&paths, local, report)
+                c.count_file_ranges(&paths, ranges.as_deref(), local, report)
             })
         }
 

@@ -225,6 +225,40 @@ def test_encode_to_npy_uses_encode_file(tmp_path, en_tok, en_corpus):
     assert decoded.stdout == en_corpus.read_bytes()
 
 
+def test_encode_streams_input_larger_than_its_blocks(tmp_path, en_tok, en_corpus):
+    """encode reads 1 MB blocks: ids across block boundaries (characters split between them)
+    equal encode_bytes of the whole, and memory does not grow with the input."""
+    tok = bytepair.Tokenizer.load(en_tok)
+    unit = en_corpus.read_bytes() + "中文，一个字符。\n".encode() + b"\xff"
+    peaks = []
+    for copies in (2, 100):
+        src = tmp_path / f"in{copies}.txt"
+        src.write_bytes(unit * copies)
+        proc = subprocess.run(
+            [sys.executable, "-c", PEAK_OF_CLI, "encode", "-t", en_tok, "--allow-special", src],
+            capture_output=True,
+            timeout=300,
+        )
+        out, peak = proc.stdout.rsplit(b"\n", 2)[0], int(proc.stdout.rsplit(b"\n", 2)[1])
+        assert proc.returncode == 0, proc.stderr.decode()
+        want = tok.encode_bytes(src.read_bytes(), allowed_special="all")
+        assert [int(x) for x in out.split()] == want
+        peaks.append(peak)
+    # 50x the input (6 MB of it) may cost 10 MB more: reading it whole cost 287 MB more.
+    assert peaks[1] <= peaks[0] + 10_000, peaks
+
+
+# Runs the CLI in this process, then prints its peak RSS in KB on a line of its own.
+PEAK_OF_CLI = """
+import resource, sys
+from bytepair.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print("\\n" + str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+sys.exit(code)
+"""
+
+
 def test_decode_rejects_what_is_not_an_id(en_tok):
     assert_usage_error(run("decode", "-t", en_tok, input=b"1 2 cat 3\n"), "'cat'")
     assert_usage_error(run("decode", "-t", en_tok, input=b"1 99999\n"), "99999")

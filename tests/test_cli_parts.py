@@ -5,7 +5,6 @@ or taken from Unicode's Scripts.txt for the script names."""
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 
 import pytest
 from bytepair import compare, holdout, show, unicode_scripts
@@ -94,31 +93,40 @@ def test_token_script_mixed_common_and_partial():
 # -- holdout ----------------------------------------------------------------------------------
 
 
+def _bytes_of(part) -> bytes:
+    with open(part.path, "rb") as f:
+        f.seek(part.start)
+        return f.read(part.end - part.start)
+
+
 def test_carve_takes_the_tail_of_the_last_file_only(tmp_path):
     first, last = tmp_path / "first.txt", tmp_path / "last.txt"
     first.write_bytes(b"a\n" * 500)
     last.write_bytes(b"line one\nline two\nline three\n")
-    paths, held = holdout.carve([first, last], 0.015, tmp_path / "work")
+    paths, held = holdout.carve([first, last], 0.015)
     # 1.5% of 1,029 bytes is 15, capped at half the last file (14): "wo\nline three\n",
     # cut forward to the line start.
     assert held == b"line three\n"
     assert paths[0] == str(first)
-    assert Path(paths[1]).read_bytes() == b"line one\nline two\n"
+    # The rest of the last file is a byte range of it, not a copy.
+    assert paths[1].path == str(last)
+    assert _bytes_of(paths[1]) == b"line one\nline two\n"
     assert last.read_bytes() == b"line one\nline two\nline three\n"  # the input is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first.txt", "last.txt"]
 
 
 def test_carve_with_nothing_to_hold_out(tmp_path):
     f = tmp_path / "c.txt"
     f.write_bytes(b"x" * 100)
-    assert holdout.carve([f], 0, tmp_path / "w") == ([str(f)], b"")
-    paths, held = holdout.carve([f], 0.1, tmp_path / "w")  # no newline: a plain cut
-    assert held == b"x" * 10 and Path(paths[0]).read_bytes() == b"x" * 90
+    assert holdout.carve([f], 0) == ([str(f)], b"")
+    paths, held = holdout.carve([f], 0.1)  # no newline: a plain cut
+    assert held == b"x" * 10 and _bytes_of(paths[0]) == b"x" * 90
 
 
 def test_carve_caps_the_slice(tmp_path):
     f = tmp_path / "c.txt"
     f.write_bytes(b"word\n" * 1000)
-    _, held = holdout.carve([f], 0.5, tmp_path / "w", max_bytes=100)
+    _, held = holdout.carve([f], 0.5, max_bytes=100)
     assert held == b"word\n" * 20  # 100 bytes back: already a line start
 
 

@@ -187,6 +187,26 @@ def test_batch_equals_a_loop(pair, threads):
         tok.encode_batch(docs, threads=threads)
 
 
+def test_batch_leaves_the_gc_as_it_found_it(pair):
+    """encode_batch pauses the cyclic GC while it builds lists; it must restore the state the
+    caller had, after an error too."""
+    import gc
+
+    _, tok = pair("gpt2")
+    assert gc.isenabled()
+    try:
+        assert tok.encode_batch(["a b"]) == [tok.encode("a b")]
+        assert gc.isenabled()
+        with pytest.raises(DisallowedSpecialError):
+            tok.encode_batch(["<|endoftext|>"])
+        assert gc.isenabled()
+        gc.disable()
+        tok.encode_batch(["a b"])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_batch_rejects_a_bare_string(pair):
     _, tok = pair("gpt2")
     with pytest.raises(TypeError, match="list of str"):

@@ -75,6 +75,18 @@ def test_stream_of_corpus_lines_equals_whole(toks, name):
         assert got == tok.encode(text, allowed_special="all"), corpus
 
 
+@pytest.mark.parametrize("name", ["gpt2", "o200k_base"])
+def test_stream_of_byte_blocks_equals_encode_bytes(toks, name):
+    """Blocks of a binary file: characters split between blocks, invalid UTF-8 kept."""
+    tok = toks[name]
+    data = b"".join(corpus_sample(c, 3_000) for c in CORPORA)
+    data = data[:1000] + b"\xff\xfe \xe4\xbd" + data[1000:] + b"\xf0\x9f"
+    want = tok.encode_bytes(data, allowed_special="all")
+    for size in (1, 2, 3, 7, 1000):
+        blocks = [data[i : i + size] for i in range(0, len(data), size)]
+        assert list(tok.encode_iterable(blocks, allowed_special="all")) == want, size
+
+
 def test_stream_with_a_custom_pattern(toks):
     tok = Tokenizer(
         {i: bytes([i]) for i in range(256)} | {256: b"ab"},
@@ -155,6 +167,43 @@ def test_encode_file_with_a_custom_pattern_has_no_cuts(tmp_path):
     src.write_bytes(b"a b\n" * 400_000)
     tok.encode_file(src, out, progress=False)
     assert np.load(out).tolist() == list(b"a b\n" * 400_000)
+
+
+def test_encode_file_encodes_a_long_uncut_stretch_in_steps(toks, tmp_path):
+    """More than 4 MB without a safe cut ("中文 ": no visible ASCII before the spaces) is
+    encoded in 1 MB steps on one thread: the same ids, progress inside the stretch."""
+    stretch = "中文 ".encode() * 600_000 + b"<|endoftext|>\xff" + "字 ".encode() * 600_000
+    data = corpus_sample("en-prose", 300_000) + stretch + corpus_sample("code", 300_000)
+    src, out = tmp_path / "in.txt", tmp_path / "ids.npy"
+    src.write_bytes(data)
+    for name in ("gpt2", "o200k_base"):
+        seen: list[int] = []
+        toks[name].encode_file(src, out, threads=2, progress=lambda d, t, seen=seen: seen.append(d))
+        assert np.load(out).tolist() == toks[name].encode_bytes(data, allowed_special="all")
+        assert seen == sorted(seen) and seen[-1] == len(data)
+        inside = [d for d in seen if 300_000 < d < 300_000 + len(stretch)]
+        assert len(inside) >= 4, seen
+
+
+@pytest.mark.parametrize("bad_utf8", [False, True], ids=["utf8", "invalid-utf8"])
+def test_encode_file_with_a_custom_pattern_in_steps(tmp_path, bad_utf8):
+    """A custom pattern has no safe cut at all: 5 MB, specials and all, in steps."""
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"th", 257: b"the"}
+    tok = Tokenizer(vocab, [(b"t", b"h"), (b"th", b"e")], ["<|endoftext|>"], r"\w+|\s+|[^\w\s]+")
+    data = b"<|endoftext|>".join(corpus_sample(c, 1_200_000) for c in CORPORA)
+    if bad_utf8:
+        data = data[:2_500_000] + b"\xe4\xb8 \xff" + data[2_500_000:]
+    src, out = tmp_path / "in.txt", tmp_path / "ids.npy"
+    src.write_bytes(data)
+    seen = []
+    n = tok.encode_file(src, out, progress=lambda d, t: seen.append(d))
+    want = tok.encode_bytes(data, allowed_special="all")
+    assert n == len(want) and np.load(out).tolist() == want
+    assert len(seen) >= 5 and seen[-1] == len(data)
+    # A disallowed special token anywhere, even past the first steps, raises and writes nothing.
+    with pytest.raises(DisallowedSpecialError):
+        tok.encode_file(src, tmp_path / "no.npy", allowed_special=(), disallowed_special="all")
+    assert sorted(os.listdir(tmp_path)) == ["ids.npy", "in.txt"]
 
 
 def test_encode_file_empty_and_errors(tmp_path):

@@ -85,6 +85,37 @@ def test_files_texts_and_reference_count_the_same(tmp_path, pattern):
         assert Counter(dict(from_text.items())) == want
 
 
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_byte_ranges_of_files_count_like_those_bytes(tmp_path, pattern):
+    """A Shard (a byte range of a file) is counted in place, as its own document: like the
+    reference on exactly those bytes, cut anywhere (mid-character too)."""
+    from bytepair.shards import Shard
+
+    data = with_specials_and_bad_bytes(corpus_sample("multilingual", 80_000))
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(data)
+    ranges = [(0, len(data)), (1, 40_001), (12_345, 12_346), (70_000, 70_000)]
+    for chunk_size in (None, 300):
+        counter = _core.PretokenCounter(pattern, [EOT], 2, chunk_size)
+        got = _core.WordCounts()
+        counter.count_files(got, [str(path)] * len(ranges), ranges=ranges)
+        want = Counter()
+        for a, b in ranges:
+            want.update(reference.count_pretokens(data[a:b], pattern, [EOT]))
+        assert Counter(dict(got.items())) == +want
+    with pytest.raises(ValueError, match="2 ranges for 1 paths"):
+        counter.count_files(_core.WordCounts(), [str(path)], ranges=[(0, 1), (1, 2)])
+    # Through bytepair.train: the same merges as training on a copy of the range.
+    copy = tmp_path / "copy.txt"
+    copy.write_bytes(data[:40_000])
+    part = Shard(str(path), 0, 40_000, len(data), 0)
+    on_range = bytepair.train([part], vocab_size=400, pattern=pattern, progress=False)
+    on_copy = bytepair.train([str(copy)], vocab_size=400, pattern=pattern, progress=False)
+    assert on_range.merges == on_copy.merges
+    with pytest.raises(bytepair.CorpusError, match="not within"):
+        bytepair.train([Shard(str(path), 5, len(data) + 1, 0, 0)], vocab_size=300, progress=False)
+
+
 def test_custom_pattern_equals_the_reference():
     data = with_specials_and_bad_bytes(corpus_sample("code", 60_000))
     pattern = r"\w+|\s+|[^\w\s]+"

@@ -92,6 +92,7 @@ class PretokenCounter:
         counts: WordCounts,
         paths: Sequence[str | PathLike[str]],
         progress: Progress | None = None,
+        ranges: Sequence[tuple[int, int]] | None = None,
     ) -> None: ...
     def count_texts(
         self,

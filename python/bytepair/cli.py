@@ -18,12 +18,14 @@ Colours and progress bars appear only on a terminal, and never with ``--quiet`` 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import os
 import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bytepair import __version__, compare, holdout, report, show
@@ -106,17 +108,22 @@ def read_input(path: str | None) -> bytes:
     return Path(path).read_bytes()
 
 
-def write_output(path: str | None, data: bytes) -> None:
-    """Writes to stdout, or atomically to a file (temp file + rename)."""
+def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
+    """Writes to stdout, or atomically to a file (temp file + rename). ``data`` may come in
+    parts, written as they come: to stdout, a failure midway leaves what came before it; to a
+    file, it leaves nothing."""
+    parts = [data] if isinstance(data, bytes) else data
     if path in (None, "-"):
-        sys.stdout.buffer.write(data)
+        for part in parts:
+            sys.stdout.buffer.write(part)
         sys.stdout.buffer.flush()
         return
     target = Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for part in parts:
+                f.write(part)
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
@@ -162,8 +169,8 @@ def peak_memory_mb() -> float | None:
 def cmd_train(args) -> int:
     import bytepair
 
-    # --engine ray takes files, globs or directories that every node sees, so no local
-    # held-out copy is carved (its temp dir would exist on this machine only).
+    # --engine ray takes files, globs or directories that every node sees, and no byte
+    # ranges, so it gets no held-out slice.
     ray = args.engine == "ray"
     if args.checkpoint_dir and not ray:
         raise UsageError("--checkpoint-dir needs --engine ray")
@@ -173,21 +180,18 @@ def cmd_train(args) -> int:
     fmt = format_for(args.output, args.format)
     check_output(args.output)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bytepair-holdout-") as workdir:
-        paths, held_out = (
-            (args.files, b"") if ray else holdout.carve(args.files, args.holdout, workdir)
-        )
-        tok = bytepair.train(
-            paths,
-            vocab_size=args.vocab_size,
-            special_tokens=args.special_token,
-            pattern=args.pattern,
-            min_frequency=args.min_frequency,
-            threads=args.threads,
-            progress=show_progress(args),
-            engine=args.engine,
-            checkpoint_dir=args.checkpoint_dir,
-        )
+    paths, held_out = (args.files, b"") if ray else holdout.carve(args.files, args.holdout)
+    tok = bytepair.train(
+        paths,
+        vocab_size=args.vocab_size,
+        special_tokens=args.special_token,
+        pattern=args.pattern,
+        min_frequency=args.min_frequency,
+        threads=args.threads,
+        progress=show_progress(args),
+        engine=args.engine,
+        checkpoint_dir=args.checkpoint_dir,
+    )
     wall = time.perf_counter() - start
     tok.save(args.output, format=fmt)
     memory = peak_memory_mb()
@@ -222,15 +226,27 @@ def cmd_encode(args) -> int:
         tok.encode_file(args.input, args.output)
         info(args, f"wrote {args.output}")
         return 0
-    data = read_input(args.input)
-    try:
-        ids = tok.encode_bytes(data, **special_policy(args))
-    except DisallowedSpecialError as e:
-        raise UsageError(
-            f"the input contains the special token {e.token!r}: pass --allow-special to "
-            f"encode it as a special token, or --special-as-text to encode it as text"
-        ) from None
-    write_output(args.output, (" ".join(map(str, ids)) + "\n").encode("ascii"))
+    # Read, encode and write 1 MB at a time, so input of any size fits in memory: the stream
+    # keeps only the text after its last safe cut (docs/design.md).
+    stdin = args.input in (None, "-")
+    with contextlib.nullcontext(sys.stdin.buffer) if stdin else open(args.input, "rb") as src:
+        blocks = iter(lambda: src.read(1 << 20), b"")
+        ids = tok.encode_iterable(blocks, **special_policy(args))
+
+        def lines():
+            sep = b""
+            while part := list(itertools.islice(ids, 1 << 16)):
+                yield sep + " ".join(map(str, part)).encode("ascii")
+                sep = b" "
+            yield b"\n"
+
+        try:
+            write_output(args.output, lines())
+        except DisallowedSpecialError as e:
+            raise UsageError(
+                f"the input contains the special token {e.token!r}: pass --allow-special to "
+                f"encode it as a special token, or --special-as-text to encode it as text"
+            ) from None
     return 0
 
 

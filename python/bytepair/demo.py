@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             f"training a {args.vocab_size:,}-token byte-level BPE on {len(files):,} files, "
             f"{size / 1e6:.1f} MB: {where}"
         )
-        paths, held_out = holdout.carve([corpus], args.holdout, Path(workdir) / "train")
+        paths, held_out = holdout.carve([corpus], args.holdout)
         start = time.perf_counter()
         tok = bytepair.train(
             paths, vocab_size=args.vocab_size, special_tokens=[SPECIAL], progress=tty

@@ -168,12 +168,8 @@ def _count(shard: Shard, pattern: str, special_tokens: Sequence[str]):
 
     counter = importlib.import_module("bytepair.train")._counter(pattern, list(special_tokens), 1)
     counts = _core.WordCounts()
-    if shard.start == 0 and shard.end == shard.size:
-        counter.count_files(counts, [shard.path])  # memory-mapped, never read whole
-    else:
-        with open(shard.path, "rb") as f:
-            f.seek(shard.start)
-            counter.count_texts(counts, [f.read(shard.nbytes)])
+    # Memory-mapped, never read whole; a range of a file is counted in place.
+    counter.count_files(counts, [shard.path], ranges=[(shard.start, shard.end)])
     return counts
 
 

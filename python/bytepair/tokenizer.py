@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import codecs
+import gc
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -208,16 +209,28 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if isinstance(texts, str):
             raise TypeError("encode_batch takes a list of str; for one text, call encode")
-        return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
+        # The cyclic GC is paused while the lists are built: one list per text, so every 700
+        # texts it would traverse the newest lists, every id again. Paused, building the
+        # lists takes half the time (o200k, 3 MB of 20-line English documents: 21.8 ->
+        # 10.7 ms; wall -14%, Chinese -24%). Lists of ints make no cycles, so none is missed.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
+        finally:
+            if paused:
+                gc.enable()
 
     def encode_iterable(
         self,
-        iterable: Iterable[str],
+        iterable: Iterable[str] | Iterable[bytes],
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
     ) -> Iterator[int]:
-        """Encodes a stream of text (lines of a file, say) lazily, in bounded memory.
+        """Encodes a stream of text (lines of a file, say) lazily, in bounded memory. Chunks
+        may be ``str``, or ``bytes`` (blocks of a binary file: invalid UTF-8 is kept, as in
+        ``encode_bytes``, and a character may be split between blocks).
 
         The ids are exactly those of encoding the concatenated text: the core keeps only the
         text after the last point where the pattern provably splits (a space or a newline
@@ -254,8 +267,10 @@ class Tokenizer:
         data, where they separate documents. The input is read as bytes (invalid UTF-8 kept
         as raw bytes), memory-mapped and encoded in parallel (``threads``, default all cores)
         in chunks cut where the pattern provably splits, so the ids equal ``encode_bytes`` of
-        the whole file. The array is uint16 when ``vocab_size <= 65536``, else uint32; it is
-        written to a temporary file and renamed, so a crash never leaves half an array.
+        the whole file. A custom pattern has no provable cut: such a file is encoded on one
+        thread, in steps, still in bounded memory. The array is uint16 when
+        ``vocab_size <= 65536``, else uint32; it is written to a temporary file and renamed,
+        so a crash never leaves half an array.
         ``progress``: None shows a bar on stderr when it is a terminal; True always, False
         never; or a function called with (bytes done, bytes total).
 

@@ -21,6 +21,7 @@ from bytepair import _core, patterns
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.progress import Bar, wanted
 from bytepair.reference import build_vocab, checked_special_tokens
+from bytepair.shards import Shard
 from bytepair.tokenizer import Tokenizer
 
 Merge = tuple[bytes, bytes]
@@ -44,7 +45,8 @@ def train(
     """Trains a byte-level BPE tokenizer on files or texts.
 
     ``files_or_texts`` is a path, or an iterable of paths (``os.PathLike``, or ``str`` when
-    every one of them names an existing file) or of texts (``str`` or ``bytes``).
+    every one of them names an existing file; or byte ranges of files, ``shards.Shard``,
+    counted in place) or of texts (``str`` or ``bytes``).
     ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
     ``engine="ray"`` counts on a Ray cluster (files, globs or directories; resumable with
     ``checkpoint_dir``) and runs the merge loop here: see docs/distributed.md.
@@ -123,9 +125,12 @@ def _learn(
     show = wanted(progress)
     paths, texts = _sources(files_or_texts)
     if paths:
+        # A Shard is a byte range of a file, counted in place (a held-out tail stays out).
+        ranges = [(p.start, p.end) if isinstance(p, Shard) else (0, 2**64 - 1) for p in paths]
+        files = [p.path if isinstance(p, Shard) else p for p in paths]
         with Bar("counting", unit="B", enabled=show) as bar:
             try:
-                counter.count_files(counts, paths, progress=bar)
+                counter.count_files(counts, files, progress=bar, ranges=ranges)
             except OSError as e:
                 raise CorpusError(f"cannot read the corpus: {e}") from None
     if texts is not None:
@@ -227,8 +232,9 @@ def _checked_path(path: str | os.PathLike) -> str:
     return path
 
 
-def _sources(files_or_texts) -> tuple[list[str], Iterable[str | bytes] | None]:
-    """Splits the input into file paths and an iterable of texts (None when no texts)."""
+def _sources(files_or_texts) -> tuple[list[str | Shard], Iterable[str | bytes] | None]:
+    """Splits the input into file paths (or byte ranges of files: ``shards.Shard``) and an
+    iterable of texts (None when no texts)."""
     if isinstance(files_or_texts, (str, os.PathLike)):
         return [_checked_path(files_or_texts)], None
     if isinstance(files_or_texts, (bytes, bytearray)):
@@ -240,6 +246,10 @@ def _sources(files_or_texts) -> tuple[list[str], Iterable[str | bytes] | None]:
         )
     if isinstance(files_or_texts, Sequence):
         items = list(files_or_texts)
+        if any(isinstance(x, Shard) for x in items):
+            return [
+                _checked_range(x) if isinstance(x, Shard) else _checked_path(x) for x in items
+            ], None
         if items and all(isinstance(x, os.PathLike) for x in items):
             return [_checked_path(x) for x in items], None
         # A list of str names files when every one of them is a file.
@@ -259,6 +269,17 @@ def _sources(files_or_texts) -> tuple[list[str], Iterable[str | bytes] | None]:
             )
         return [], _texts(items)
     return [], _texts(files_or_texts)
+
+
+def _checked_range(shard: Shard) -> Shard:
+    _checked_path(shard.path)
+    size = os.path.getsize(shard.path)
+    if not 0 <= shard.start <= shard.end <= size:
+        raise CorpusError(
+            f"byte range {shard.start}..{shard.end} of {shard.path!r} is not within its "
+            f"{size:,} bytes: plan the shards again (plan_shards) if the file changed"
+        )
+    return shard
 
 
 def _is_file_name(s: str) -> bool:
