@@ -2,7 +2,8 @@
 
     python benches/encode.py [--mb 4] [--runs 5] [--file-mb 200] [--cpu]
 
-Prints single-thread MB/s on English prose, Chinese and code; batch throughput on all cores;
+Prints single-thread MB/s on English prose, Chinese and code (`encode_ordinary`, then `encode`
+with the default special-token policy); batch throughput on all cores;
 the pathological single pre-tokens (tiktoken is quadratic there, so it gets growing sizes
 until one takes over --cap seconds); and encode_file's peak RSS. Medians of --runs runs.
 Text comes from /work/data/*.txt (or the xz corpora in ../shared). Set TIKTOKEN_CACHE_DIR
@@ -39,6 +40,12 @@ def text_of(name: str, nbytes: int) -> str:
         with lzma.open(SHARED / "corpora" / f"{name}.txt.xz") as f:
             data = f.read(nbytes)
     return data[: data.rfind(b"\n") + 1].decode("utf-8", errors="replace")
+
+
+def strip_specials(text: str, specials: set[str]) -> str:
+    for special in specials:
+        text = text.replace(special, "")
+    return text
 
 
 CLOCK = time.perf_counter  # main() switches to time.process_time with --cpu
@@ -130,6 +137,16 @@ def bench_vocab(name: str, args) -> None:
             )
         row(f"{label} 1 thread", n, secs)
         one = secs["bytepair"]
+        # encode with the default policy (specials raise), as most callers use it: the corpora
+        # separate documents with <|endoftext|>, so those are taken out first.
+        plain = [strip_specials(d, enc.special_tokens_set) for d in docs]
+        m = sum(len(d.encode("utf-8")) for d in plain)
+        secs = {
+            "bytepair": median_time(lambda plain=plain: [tok.encode(d) for d in plain], args.runs),
+            "tiktoken": median_time(lambda plain=plain: [enc.encode(d) for d in plain], args.runs),
+            "HF": None,
+        }
+        row(f"{label} encode()", m, secs)
         secs = {
             "bytepair": median_time(
                 lambda docs=docs: tok.encode_batch(docs, disallowed_special=()), args.runs

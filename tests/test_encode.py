@@ -310,3 +310,36 @@ def test_bytes_input_equals_reference(reference_encoders):
     ref, tok = reference_encoders["gpt2-merges"]
     data = corpus_sample("multilingual", 20_000) + b"\xff\xfe abc \xc3( \xe2\x82"
     assert tok.encode_bytes(data, disallowed_special=()) == ref.encode_bytes(data)
+
+
+# -- the default policy's fast path (kept in the core) ------------------------------------------
+
+
+def test_default_policy_equals_the_explicit_one(pair):
+    """`encode(text)` goes straight to the core's stored policy; it must behave exactly as
+    tiktoken's default (nothing allowed, everything disallowed) spelt out."""
+    enc, tok = pair("o200k_base")
+    text = sample_text("en-prose", 20_000).replace("<|endoftext|>", "")
+    assert tok.encode(text) == enc.encode(text)
+    names = list(tok.special_tokens)
+    assert tok.encode(text) == tok.encode(text, disallowed_special=set(names))
+    for special in ("<|endoftext|>", "<|endofprompt|>"):
+        with pytest.raises(DisallowedSpecialError, match="endof"):
+            tok.encode("a " + special + " b")
+        with pytest.raises(DisallowedSpecialError):
+            tok._encoder.encode("a " + special, frozenset(), frozenset(names))
+    # Only one side given to the core: the missing side is empty.
+    assert tok._encoder.encode("<|endoftext|>", frozenset(names)) == [enc.eot_token]
+
+
+def test_encode_and_encode_ordinary_reject_non_str_with_a_hint():
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>"])
+    for call in (tok.encode, tok.encode_ordinary):
+        with pytest.raises(TypeError, match="got bytes; for bytes, call encode_bytes"):
+            call(b"abc")
+        with pytest.raises(TypeError, match="got bytearray; for bytes"):
+            call(bytearray(b"abc"))
+        with pytest.raises(TypeError, match=r"expected a str to encode, got int$"):
+            call(3)
+    with pytest.raises(TypeError, match="got NoneType"):
+        tok.encode(None, allowed_special="all")

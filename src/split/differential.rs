@@ -272,6 +272,62 @@ proptest! {
     }
 }
 
+/// Pieces the fast paths (eight-byte ASCII runs, the CJK run, whitespace runs) treat apart
+/// from the general path, and their edges: 0x7F/0x80, the ends of U+4E00..U+9FFF, non-ASCII
+/// whitespace, runs across an eight-byte boundary, cut-short characters.
+const EDGES: &[&str] = &[
+    "a",
+    "Z",
+    "abcdefghi",
+    "ABCDEFGHIJ",
+    "HTMLParser",
+    "xY",
+    "7",
+    "12345",
+    "'s",
+    "'LL",
+    "'",
+    " ",
+    "         ",
+    "\t",
+    "\r\n",
+    "\n",
+    "\u{7f}",
+    "\u{80}",
+    "\u{a0}",
+    "\u{3000}",
+    "\u{2028}",
+    "中",
+    "中文字",
+    "\u{4dff}",
+    "\u{4e00}",
+    "\u{9fff}",
+    "\u{a000}",
+    "。",
+    "é",
+    "\u{301}",
+    "/",
+    ".",
+];
+
+#[test]
+fn every_triple_of_edge_pieces_splits_like_fancy_regex() {
+    let mut text = Vec::new();
+    for a in EDGES {
+        for b in EDGES {
+            for c in EDGES {
+                text.clear();
+                text.extend_from_slice(a.as_bytes());
+                text.extend_from_slice(b.as_bytes());
+                text.extend_from_slice(c.as_bytes());
+                assert_same(&text).unwrap();
+                // Each one cut short by a byte: an invalid sequence at the end or inside.
+                assert_same(&text[..text.len() - 1]).unwrap();
+            }
+        }
+    }
+}
+
 /// The shared corpora, `*.txt.xz` in `$BYTEPAIR_SHARED/corpora` (default `../shared`, beside
 /// the repository). Panics, rather than passing vacuously, when there are none.
 fn corpora() -> Vec<PathBuf> {

@@ -10,30 +10,40 @@
 //! No separate ASCII path: `char_at`'s ASCII branch is enough here (one for ` word` cost 7%
 //! more instructions per byte of en-prose, by cachegrind).
 
-use super::chars::{char_at, class_at, contraction, is_punct, run, whitespace, LETTER, NUMBER};
+use super::chars::{
+    char_after, char_at, contraction, is_punct, letters_after, run, whitespace, LETTER, NUMBER, WS,
+};
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
+///
+/// Letters, numbers, punctuation and whitespace are disjoint classes, so the class of one
+/// character picks the alternative: that of the character at `i`, or after a space, of the
+/// next one. Each character is decoded once here (trying the alternatives one by one decoded
+/// the first character up to four times).
 #[inline]
 pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
-    contraction(text, i, false)
-        .or_else(|| space_then_run(text, i, |c| c & LETTER != 0))
-        .or_else(|| space_then_run(text, i, |c| c & NUMBER != 0))
-        .or_else(|| space_then_run(text, i, is_punct))
-        .unwrap_or_else(|| whitespace_end(text, i))
-}
-
-/// ` ?\p{L}++`, ` ?\p{N}++` and ` ?[^\s\p{L}\p{N}]++`: an optional space, then a run of one
-/// class (possessive: the run never gives characters back).
-#[inline(always)]
-fn space_then_run(text: &[u8], i: usize, class: impl Fn(u8) -> bool + Copy) -> Option<usize> {
-    let start = if text[i] == b' ' && class_at(text, i + 1).is_some_and(class) {
-        i + 1
-    } else if class(char_at(text, i).0) {
-        i
+    if let Some(end) = contraction(text, i, false) {
+        return end;
+    }
+    // ` ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++`: a space joins the run after it, if any.
+    let (class, len, start) = if text[i] == b' ' {
+        match char_after(text, i + 1) {
+            Some((class, len)) if class & WS == 0 => (class, len, i + 1 + len),
+            _ => return whitespace_end(text, i),
+        }
     } else {
-        return None;
+        let (class, len) = char_at(text, i);
+        (class, len, i + len)
     };
-    Some(run(text, start, class))
+    if class & LETTER != 0 {
+        letters_after(text, start, len)
+    } else if class & NUMBER != 0 {
+        run(text, start, |c| c & NUMBER != 0)
+    } else if is_punct(class) {
+        run(text, start, is_punct)
+    } else {
+        whitespace_end(text, i)
+    }
 }
 
 /// `\s++$|\s+(?!\S)|\s`: whitespace to the end of the text; else all of a run but its last

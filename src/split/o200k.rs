@@ -13,21 +13,53 @@
 //! the backtracking the regex does; their comments say how.
 
 use super::chars::{
-    ascii_class, char_at, class_at, contraction, digits, punctuation_then, run, whitespace, LETTER,
-    LOWER, NUMBER, UPPER,
+    ascii_run, byte_class, byte_run, char_after, char_at, contraction, han_run, is_punct, run,
+    run_max, whitespace, LETTER, LOWER, NUMBER, PREFIX, UPPER,
 };
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
+///
+/// Past the ASCII fast path, the character at `i` and, when it can be the words' prefix, the
+/// next one are decoded once, and their classes pick the alternatives to try, in the regex's
+/// order (trying each alternative in turn decoded a punctuation mark up to nine times).
 #[inline]
 pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
     if let Some(end) = ascii_word(text, i) {
         return end;
     }
-    word_ending_lower(text, i)
-        .or_else(|| word_starting_upper(text, i))
-        .or_else(|| digits(text, i))
-        .or_else(|| punctuation_then(text, i, b"\r\n/"))
-        .unwrap_or_else(|| whitespace_end(text, i))
+    let first = char_at(text, i);
+    let (class, len) = first;
+    // `[^\r\n\p{L}\p{N}]`: the optional prefix of both word alternatives.
+    let next = if class & (LETTER | NUMBER) == 0 && !matches!(text[i], b'\r' | b'\n') {
+        char_after(text, i + len)
+    } else {
+        None
+    };
+    // Each word alternative first with the prefix, then (the greedy `?` backtracking) without.
+    let word = next
+        .and_then(|n| upper_then_lower(text, i + len, n))
+        .or_else(|| upper_then_lower(text, i, first))
+        .or_else(|| next.and_then(|n| upper_then_any(text, i + len, n)))
+        .or_else(|| upper_then_any(text, i, first));
+    if let Some(end) = word {
+        return end;
+    }
+    if class & NUMBER != 0 {
+        // `\p{N}{1,3}`.
+        return run_max(text, i + len, 2, |c| c & NUMBER != 0);
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`.
+    let punct_start = match next {
+        Some((next_class, next_len)) if text[i] == b' ' && is_punct(next_class) => {
+            Some(i + 1 + next_len)
+        }
+        _ if is_punct(class) => Some(i + len),
+        _ => None,
+    };
+    match punct_start {
+        Some(start) => byte_run(text, run(text, start, is_punct), b"\r\n/"),
+        None => whitespace_end(text, i),
+    }
 }
 
 /// A fast path for the commonest pieces, `word`, ` Word`, `(WORD's`, when they lie in ASCII:
@@ -37,96 +69,65 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
 /// instructions per byte of en-prose (cachegrind: 28.7 against 30.8).
 #[inline(always)]
 fn ascii_word(text: &[u8], i: usize) -> Option<usize> {
-    let class = ascii_class(text, i)?;
+    let class = byte_class(text, i)?;
     let start = if class & LETTER != 0 {
         i
-    } else if class & NUMBER == 0
-        && !matches!(text[i], b'\r' | b'\n')
-        && ascii_class(text, i + 1)? & LETTER != 0
-    {
+    } else if class & PREFIX != 0 && byte_class(text, i + 1)? & LETTER != 0 {
         i + 1
     } else {
         return None;
     };
-    let upper_end = start
-        + text[start..]
-            .iter()
-            .take_while(|b| b.is_ascii_uppercase())
-            .count();
-    let end = upper_end
-        + text[upper_end..]
-            .iter()
-            .take_while(|b| b.is_ascii_lowercase())
-            .count();
-    if ascii_class(text, end).is_none() && end < text.len() {
+    let upper_end = ascii_run(text, start, b'A', b'Z', false);
+    let end = ascii_run(text, upper_end, b'a', b'z', false);
+    match text.get(end) {
+        Some(b'\'') => Some(contraction(text, end, true).unwrap_or(end)),
+        Some(b) if !b.is_ascii() => None,
+        _ => Some(end),
+    }
+}
+
+/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` and the contraction, at `i`,
+/// where the character is `first` (its class and length). The greedy `*` takes the whole
+/// uppercase-class run; if no lowercase-class character follows it, the regex gives characters
+/// back until `+` can start on one: the run's last character that is in both classes (`Lm`,
+/// `Lo`, a mark), and `+` then takes just that one, since the characters after it in the run
+/// are `Lu`/`Lt`.
+#[inline(always)]
+fn upper_then_lower(text: &[u8], i: usize, first: (u8, usize)) -> Option<usize> {
+    let (mut class, mut len) = first;
+    if class & (UPPER | LOWER) == 0 {
         return None;
     }
-    Some(contraction(text, end, true).unwrap_or(end))
-}
-
-/// `[^\r\n\p{L}\p{N}]`: the length of the optional character before a word, if the character
-/// at `i` is one.
-#[inline(always)]
-fn prefix_len(text: &[u8], i: usize) -> Option<usize> {
-    let (class, len) = char_at(text, i);
-    (class & (LETTER | NUMBER) == 0 && !matches!(text[i], b'\r' | b'\n')).then_some(len)
-}
-
-/// `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?`
-/// (`Hello`, ` world`, `don't`, `ʰ` of `ʰA`): the greedy `?` first takes the prefix character;
-/// when the rest fails after it, the regex backtracks to an empty prefix, which matters only
-/// when that character is a mark.
-#[inline(always)]
-fn word_ending_lower(text: &[u8], i: usize) -> Option<usize> {
-    prefix_len(text, i)
-        .and_then(|len| upper_then_lower(text, i + len))
-        .or_else(|| upper_then_lower(text, i))
-}
-
-/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` and the contraction, at `i`.
-/// The greedy `*` takes the whole uppercase-class run; if no lowercase-class character follows
-/// it, the regex gives characters back until `+` can start on one: the run's last character
-/// that is in both classes (`Lm`, `Lo`, a mark), and `+` then takes just that one, since the
-/// characters after it in the run are `Lu`/`Lt`.
-#[inline(always)]
-fn upper_then_lower(text: &[u8], i: usize) -> Option<usize> {
     let mut end = i;
     let mut last_in_both_end = None;
-    while end < text.len() {
-        let (class, len) = char_at(text, end);
-        if class & UPPER == 0 {
-            break;
-        }
+    // `class` is that of the character at `end` (0 at the end of the text).
+    while class & UPPER != 0 {
         end += len;
         if class & LOWER != 0 {
+            // CJK ideographs are in both classes.
+            end = han_run(text, end);
             last_in_both_end = Some(end);
         }
+        (class, len) = char_after(text, end).unwrap_or((0, 0));
     }
-    let lower_end = if class_at(text, end).is_some_and(|c| c & LOWER != 0) {
-        run(text, end, |c| c & LOWER != 0)
+    let lower_end = if class & LOWER != 0 {
+        run(text, end + len, |c| c & LOWER != 0)
     } else {
         last_in_both_end?
     };
     Some(contraction(text, lower_end, true).unwrap_or(lower_end))
 }
 
-/// `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?`
-/// (`HTML`, ` IBM's`): tried only when the alternative above fails, so nothing after the
-/// uppercase-class run is lowercase-class.
+/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*` and the contraction, at `i`,
+/// where the character is `first`. Tried only when the alternative above fails (`HTML`,
+/// ` IBM's`), so nothing after the uppercase-class run is lowercase-class.
 #[inline(always)]
-fn word_starting_upper(text: &[u8], i: usize) -> Option<usize> {
-    prefix_len(text, i)
-        .and_then(|len| upper_then_any(text, i + len))
-        .or_else(|| upper_then_any(text, i))
-}
-
-/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*` and the contraction, at `i`.
-#[inline(always)]
-fn upper_then_any(text: &[u8], i: usize) -> Option<usize> {
-    let upper_end = run(text, i, |c| c & UPPER != 0);
-    if upper_end == i {
+fn upper_then_any(text: &[u8], i: usize, first: (u8, usize)) -> Option<usize> {
+    let (class, len) = first;
+    if class & UPPER == 0 {
         return None;
     }
+    let upper_end = run(text, i + len, |c| c & UPPER != 0);
     let lower_end = run(text, upper_end, |c| c & LOWER != 0);
     Some(contraction(text, lower_end, true).unwrap_or(lower_end))
 }
