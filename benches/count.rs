@@ -8,6 +8,7 @@
 //! `BYTEPAIR_BENCH_PATTERNS` (default `gpt2,cl100k,o200k`) picks the patterns.
 
 mod corpus;
+mod timing;
 
 use bytepair::count::{Counter, WordCounts};
 use bytepair::split::Splitter;
@@ -15,27 +16,7 @@ use std::hint::black_box;
 
 /// CPU seconds used by this process so far.
 fn cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime failed");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
-/// Median CPU seconds of `runs` calls of `f`.
-fn median_cpu_secs(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = cpu_secs();
-            f();
-            cpu_secs() - start
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
+    timing::clock_secs(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
 fn main() {
@@ -58,7 +39,7 @@ fn main() {
             let splitter = Splitter::new(pattern).unwrap();
             let counter = Counter::new(pattern, &["<|endoftext|>"], Some(1), None).unwrap();
             let mut n = 0u64;
-            let split_secs = median_cpu_secs(runs, || {
+            let split_secs = timing::median_secs(runs, cpu_secs, || {
                 n = 0;
                 splitter.for_each(&text, |p| {
                     black_box(p);
@@ -66,7 +47,7 @@ fn main() {
                 });
             });
             let mut distinct = 0;
-            let count_secs = median_cpu_secs(runs, || {
+            let count_secs = timing::median_secs(runs, cpu_secs, || {
                 let mut wc = WordCounts::new();
                 counter.count_serial(&text, &mut wc);
                 distinct = wc.len();

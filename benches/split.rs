@@ -16,48 +16,19 @@
 //! With `BYTEPAIR_BENCH_PATTERNS=o200k` (comma-separated) only those patterns run.
 
 mod corpus;
+mod timing;
 
 use bytepair::split::Splitter;
 use std::hint::black_box;
-use std::time::Instant;
 
-/// Median seconds of `runs` calls of `f`.
-fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
+/// Wall seconds since an arbitrary start.
+fn wall_secs() -> f64 {
+    timing::clock_secs(libc::CLOCK_MONOTONIC)
 }
 
-/// This thread's CPU time in seconds (`CLOCK_THREAD_CPUTIME_ID`: nanoseconds, where
-/// `/proc/thread-self/schedstat` moves in whole scheduler ticks on this VM).
+/// This thread's CPU seconds.
 fn thread_cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
-}
-
-/// Median CPU seconds of this thread over `runs` calls of `f`.
-fn median_cpu_secs(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = thread_cpu_secs();
-            f();
-            thread_cpu_secs() - start
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
+    timing::clock_secs(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// The number of pieces of `text` (not inlined, so callgrind can count just this).
@@ -94,7 +65,7 @@ fn main() {
             let fast = Splitter::new(pattern).unwrap();
             if hand_only {
                 let mut n = 0;
-                let secs = median_cpu_secs(runs, || n = pieces(&fast, &text));
+                let secs = timing::median_secs(runs, thread_cpu_secs, || n = pieces(&fast, &text));
                 println!(
                     "{name:<16} {pattern:<7} {:>12.1} {:>12} {:>7} {n:>10}   ({} bytes)",
                     megabytes / secs,
@@ -107,8 +78,10 @@ fn main() {
             let regex = Splitter::with_regex(pattern).unwrap();
             let n = pieces(&fast, &text);
             assert_eq!(n, pieces(&regex, &text), "{pattern}: the engines disagree");
-            let fast_mbs = megabytes / median_secs(5, || assert_eq!(pieces(&fast, &text), n));
-            let regex_mbs = megabytes / median_secs(3, || assert_eq!(pieces(&regex, &text), n));
+            let fast_mbs = megabytes
+                / timing::median_secs(5, wall_secs, || assert_eq!(pieces(&fast, &text), n));
+            let regex_mbs = megabytes
+                / timing::median_secs(3, wall_secs, || assert_eq!(pieces(&regex, &text), n));
             println!(
                 "{name:<16} {pattern:<7} {fast_mbs:>12.1} {regex_mbs:>12.1} {:>6.1}x {n:>10}",
                 fast_mbs / regex_mbs
