@@ -61,18 +61,14 @@ pub fn encode_batch<T: AsRef<[u8]> + Sync>(
     policy: &SpecialPolicy,
     threads: usize,
 ) -> Result<Vec<Vec<Rank>>, Error> {
-    if texts.len() <= 1 || threads == 1 {
-        return texts
-            .iter()
-            .map(|t| enc.encode(t.as_ref(), policy))
-            .collect();
-    }
-    pool(threads)?.install(|| {
-        texts
-            .par_iter()
-            .map(|t| enc.encode(t.as_ref(), policy))
-            .collect()
-    })
+    let mut out = vec![Vec::new(); texts.len()];
+    encode_batch_each(enc, texts, policy, threads, &mut |(start, block)| {
+        for (slot, ids) in out[start..].iter_mut().zip(block) {
+            *slot = ids;
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// Input bytes per block of [`encode_batch_each`]: small enough that the caller gets its
@@ -639,6 +635,7 @@ mod tests {
             .unwrap();
             let got: Vec<Vec<Rank>> = got.into_iter().map(|g| g.expect("every text")).collect();
             assert_eq!(got, want, "threads {threads}");
+            assert_eq!(encode_batch(&enc, &texts, &policy, threads).unwrap(), want);
         }
     }
 
