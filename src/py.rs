@@ -159,7 +159,17 @@ mod encoder {
                 None => id.into_pyobject(py).expect("infallible").into_any(),
             }
         };
-        PyList::new(py, ids.iter().map(|&id| item(id)))
+        let list = PyList::new(py, ids.iter().map(|&id| item(id)))?;
+        // Untracked by the cyclic GC, as CPython itself untracks tuples and dicts that hold
+        // only atomic values: a list of ints cannot be part of a cycle, yet every young
+        // collection walked each new list and read every int's header (13% of a profile of
+        // `encode` per document). Paired runs, 20-line documents: 1.12-1.23x on o200k and
+        // cl100k, English and Chinese. The cost: a cycle the caller later builds through
+        // the list (`ids.append(ids)`) is never collected.
+        // SAFETY: `list` is a live list this function just made; untracking a tracked
+        // container is always valid, and its deallocation untracks only if still tracked.
+        unsafe { pyo3::ffi::PyObject_GC_UnTrack(list.as_ptr().cast()) };
+        Ok(list)
     }
 
     /// A byte-level BPE encoder/decoder (see `bytepair.Tokenizer`, which wraps it).
