@@ -3,7 +3,7 @@
     python benches/encode.py [--mb 4] [--runs 5] [--file-mb 200] [--cpu]
 
 Prints single-thread MB/s on English prose, Chinese and code (`encode_ordinary`, then `encode`
-with the default special-token policy); batch throughput on all cores;
+with the default special-token policy, then `encode_to_numpy`); batch throughput on all cores;
 the pathological single pre-tokens (tiktoken is quadratic there, so it gets growing sizes
 until one takes over --cap seconds); and encode_file's peak RSS. Medians of --runs runs.
 Text comes from /work/data/*.txt (or the xz corpora in ../shared). Set TIKTOKEN_CACHE_DIR
@@ -147,6 +147,17 @@ def bench_vocab(name: str, args) -> None:
             "HF": None,
         }
         row(f"{label} encode()", m, secs)
+        # encode_to_numpy, tiktoken's method for arrays: no Python int per id on either side.
+        secs = {
+            "bytepair": median_time(
+                lambda plain=plain: [tok.encode_to_numpy(d) for d in plain], args.runs
+            ),
+            "tiktoken": median_time(
+                lambda plain=plain: [enc.encode_to_numpy(d) for d in plain], args.runs
+            ),
+            "HF": None,
+        }
+        row(f"{label} to_numpy", m, secs)
         secs = {
             "bytepair": median_time(
                 lambda docs=docs: tok.encode_batch(docs, disallowed_special=()), args.runs

@@ -191,6 +191,23 @@ mod encoder {
             to_py(py, e, self.inner.vocab_size())
         }
 
+        /// The policy of `encode(text, allowed, disallowed)`: tiktoken's default, built at
+        /// construction, when neither is given.
+        fn policy_or_default(
+            &self,
+            py: Python<'_>,
+            allowed: Option<&Bound<'_, PyAny>>,
+            disallowed: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Cow<'_, SpecialPolicy>> {
+            Ok(match (allowed, disallowed) {
+                (None, None) => Cow::Borrowed(&self.default_policy),
+                (a, d) => {
+                    let empty = pyo3::types::PyTuple::empty(py).into_any();
+                    Cow::Owned(self.policy(a.unwrap_or(&empty), d.unwrap_or(&empty))?)
+                }
+            })
+        }
+
         fn policy(
             &self,
             allowed: &Bound<'_, PyAny>,
@@ -327,14 +344,30 @@ mod encoder {
             disallowed: Option<&Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, PyList>> {
             let bytes = str_bytes(checked_str(text)?)?;
-            match (allowed, disallowed) {
-                (None, None) => self.encode_policy(py, &bytes, &self.default_policy),
-                (a, d) => {
-                    let empty = pyo3::types::PyTuple::empty(py).into_any();
-                    let policy = self.policy(a.unwrap_or(&empty), d.unwrap_or(&empty))?;
-                    self.encode_policy(py, &bytes, &policy)
+            let policy = self.policy_or_default(py, allowed, disallowed)?;
+            self.encode_policy(py, &bytes, &policy)
+        }
+
+        /// Encodes a str like `encode`, into a bytearray of native-endian u32 ids for
+        /// `numpy.frombuffer`: no Python int per id (for o200k that was about 40 ns of the
+        /// 100 ns an id costs through a list), one copy of 4 bytes per id.
+        #[pyo3(signature = (text, allowed=None, disallowed=None))]
+        fn encode_to_array<'py>(
+            &self,
+            py: Python<'py>,
+            text: &Bound<'py, PyAny>,
+            allowed: Option<&Bound<'py, PyAny>>,
+            disallowed: Option<&Bound<'py, PyAny>>,
+        ) -> PyResult<Bound<'py, PyByteArray>> {
+            let bytes = str_bytes(checked_str(text)?)?;
+            let policy = self.policy_or_default(py, allowed, disallowed)?;
+            let ids = self.encode_detached(py, &bytes, &policy)?;
+            PyByteArray::new_with(py, ids.len() * 4, |buf| {
+                for (out, id) in buf.chunks_exact_mut(4).zip(&ids) {
+                    out.copy_from_slice(&id.to_ne_bytes());
                 }
-            }
+                Ok(())
+            })
         }
 
         /// Encodes a str, special-token text as plain text. A non-str raises TypeError.
@@ -511,13 +544,23 @@ mod encoder {
             bytes: &[u8],
             policy: &SpecialPolicy,
         ) -> PyResult<Bound<'py, PyList>> {
-            let ids = if bytes.len() < DETACH_BYTES {
+            let ids = self.encode_detached(py, bytes, policy)?;
+            ids_list(py, &self.ints, &ids)
+        }
+
+        /// `Encoder::encode`, without the GIL unless the text is short.
+        fn encode_detached(
+            &self,
+            py: Python<'_>,
+            bytes: &[u8],
+            policy: &SpecialPolicy,
+        ) -> PyResult<Vec<Rank>> {
+            if bytes.len() < DETACH_BYTES {
                 self.inner.encode(bytes, policy)
             } else {
                 py.detach(|| self.inner.encode(bytes, policy))
             }
-            .map_err(|e| self.err(py, e))?;
-            ids_list(py, &self.ints, &ids)
+            .map_err(|e| self.err(py, e))
         }
     }
 

@@ -347,3 +347,42 @@ def test_encode_and_encode_ordinary_reject_non_str_with_a_hint():
             call(3)
     with pytest.raises(TypeError, match="got NoneType"):
         tok.encode(None, allowed_special="all")
+
+
+# -- encode_to_numpy ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_encode_to_numpy_equals_tiktoken(pair, name):
+    """Same ids as tiktoken's own `encode_to_numpy`, with its policies; uint32, writable."""
+    import numpy
+
+    enc, tok = pair(name)
+    for corpus in CORPORA:
+        text = sample_text(corpus, 20_000).replace("<|endoftext|>", "")
+        got = tok.encode_to_numpy(text)
+        assert got.dtype == numpy.uint32 and got.ndim == 1
+        assert got.tolist() == enc.encode_to_numpy(text).tolist() == enc.encode(text)
+        got[0] = 7  # an array of its own, not a view of something read-only
+    text = "a <|endoftext|> b"
+    assert (
+        tok.encode_to_numpy(text, allowed_special="all").tolist()
+        == enc.encode_to_numpy(text, allowed_special="all").tolist()
+    )
+    assert (
+        tok.encode_to_numpy(text, disallowed_special=()).tolist()
+        == enc.encode_to_numpy(text, disallowed_special=()).tolist()
+    )
+    with pytest.raises(DisallowedSpecialError, match="endoftext"):
+        tok.encode_to_numpy(text)
+    with pytest.raises(TypeError, match="for bytes, call encode_bytes"):
+        tok.encode_to_numpy(b"abc")
+    assert tok.encode_to_numpy("").tolist() == []
+
+
+@given(text=texts)
+def test_property_encode_to_numpy_equals_encode(pair, text):
+    _, tok = pair("o200k_base")
+    assert tok.encode_to_numpy(text, disallowed_special=()).tolist() == tok.encode(
+        text, disallowed_special=()
+    )

@@ -27,6 +27,12 @@ class Encoder:
         allowed: Iterable[str] | None = None,
         disallowed: Iterable[str] | None = None,
     ) -> list[int]: ...
+    def encode_to_array(
+        self,
+        text: str,
+        allowed: Iterable[str] | None = None,
+        disallowed: Iterable[str] | None = None,
+    ) -> bytearray: ...
     def encode_ordinary(self, text: str) -> list[int]: ...
     def encode_bytes(
         self, data: bytes, allowed: Iterable[str], disallowed: Iterable[str]
