@@ -52,6 +52,7 @@ CLOCK = time.perf_counter  # main() switches to time.process_time with --cpu
 
 
 def median_time(fn, runs: int) -> float:
+    fn()  # warm-up, untimed: the first run also grows the heap and fills the caches
     times = []
     for _ in range(runs):
         t = CLOCK()
