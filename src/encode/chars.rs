@@ -363,11 +363,33 @@ impl CharStart {
                 }
             }
         }
-        let Scratch { ids, prio, .. } = scratch;
+        let Scratch {
+            ids,
+            prio,
+            expanded,
+        } = scratch;
+        let multi = start.multi;
         let n = merge_live(ids, prio, start, |a, b| {
             aligned(&self.filter, &mut pair, a, b)
         });
-        out.extend(ids[..n].iter().map(|&t| t & ID));
+        if !multi {
+            out.extend(ids[..n].iter().map(|&t| t & ID));
+            return true;
+        }
+        // Expanded into the scratch's third array, then copied at once: a push per id checks
+        // the capacity each time.
+        let mut m = 0;
+        for &t in &ids[..n] {
+            if t & MULTI == 0 {
+                expanded[m] = t & ID;
+                m += 1;
+            } else {
+                let three = &self.multi[(t & ID) as usize];
+                expanded[m..m + 3].copy_from_slice(three);
+                m += if three[2] == NONE { 2 } else { 3 };
+            }
+        }
+        out.extend_from_slice(&expanded[..m]);
         true
     }
 
@@ -395,15 +417,13 @@ impl CharStart {
                 n += 1;
             }};
         }
-        // The parts of a character that is not one token (`bmp` entry `t`).
+        // A character that is not one token (`bmp` entry `t`) is one part until the end:
+        // none of its tokens merges again, so its pairs are none (`UNALIGNED`).
+        let mut multi = false;
         macro_rules! multi {
             ($t:expr) => {{
-                let three = self.multi[($t & !MULTI) as usize];
-                push!(three[0] | UNALIGNED);
-                push!(three[1] | UNALIGNED);
-                if three[2] != NONE {
-                    push!(three[2] | UNALIGNED);
-                }
+                push!($t | UNALIGNED);
+                multi = true;
             }};
         }
         while i < piece.len() {
@@ -513,6 +533,7 @@ impl CharStart {
         }
         Some(Start {
             n,
+            multi,
             maybe_straddler,
             live,
             first: best.1,
@@ -524,6 +545,8 @@ impl CharStart {
 /// pairs merge and where the first merge is (when one does).
 struct Start {
     n: usize,
+    /// Whether a part stands for the tokens of a character in `multi`.
+    multi: bool,
     maybe_straddler: bool,
     live: usize,
     first: usize,
@@ -587,6 +610,8 @@ fn merge_live(
 pub(super) struct Scratch {
     ids: [Rank; PARTS],
     prio: [(u32, Rank); PARTS],
+    /// The ids, with each character of `multi` expanded to its tokens.
+    expanded: [Rank; 3 * PARTS],
 }
 
 impl Default for Scratch {
@@ -594,6 +619,7 @@ impl Default for Scratch {
         Scratch {
             ids: [0; PARTS],
             prio: [(NONE, NONE); PARTS],
+            expanded: [0; 3 * PARTS],
         }
     }
 }
