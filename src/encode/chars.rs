@@ -680,6 +680,7 @@ fn char_len(text: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::super::Encoder;
+    use super::MULTI;
     use crate::Rank;
 
     /// A tiny deterministic generator (no dependency needed for a test).
@@ -750,7 +751,9 @@ mod tests {
     #[test]
     fn char_start_equals_bpe_from_bytes() {
         let mut rng = Lcg(7);
-        let mut taken = 0;
+        // Pieces taken, and those of them holding a straddler (byte units) or a character of
+        // several tokens: each path must run, else this test would prove nothing about it.
+        let (mut taken, mut with_bytes, mut with_multi) = (0, 0, 0);
         for round in 0..30 {
             let merges = random_merges(&mut rng, 10 + 4 * round);
             let vocab = vocab_of(&merges);
@@ -762,7 +765,8 @@ mod tests {
                     .unwrap()
                     .with_char_start(false);
                 for _ in 0..200 {
-                    let chars = 1 + rng.below(30);
+                    // Up to 240 bytes: byte units past the first 64 bytes too.
+                    let chars = 1 + rng.below(60);
                     let text = random_text(&mut rng, chars);
                     let mut out = Vec::new();
                     let mut pairs = vec![(u64::MAX, super::NONE, super::NONE); 1 << 14];
@@ -772,6 +776,16 @@ mod tests {
                         fast.hot_pair(&mut pairs, a, b)
                     }) {
                         taken += 1;
+                        with_bytes += start
+                            .straddlers
+                            .as_ref()
+                            .is_some_and(|ac| ac.is_match(&text))
+                            as usize;
+                        with_multi += std::str::from_utf8(&text)
+                            .unwrap()
+                            .chars()
+                            .any(|c| (c as u32) < 1 << 16 && start.bmp[c as usize] & MULTI != 0)
+                            as usize;
                         let mut want = Vec::new();
                         slow.bpe(&text, &mut want);
                         assert_eq!(out, want, "{:?}", String::from_utf8_lossy(&text));
@@ -780,7 +794,10 @@ mod tests {
                 }
             }
         }
-        assert!(taken > 1000, "the start from characters ran {taken} times");
+        assert!(
+            taken > 1000 && with_bytes > 100 && with_multi > 100,
+            "taken {taken}, with byte units {with_bytes}, with multi-token characters {with_multi}"
+        );
     }
 
     /// The window filter has no false negatives (a piece holding a straddler has a window at
