@@ -33,7 +33,8 @@ use thread_local::ThreadLocal;
 use crate::split::Splitter;
 
 mod chars;
-use chars::CharStart;
+mod filter;
+use chars::{CharStart, Scratch};
 
 /// No pair / no priority.
 const NONE: u32 = u32::MAX;
@@ -69,6 +70,8 @@ struct PieceCache {
     /// Recent pair look-ups, `(left << 32 | right, priority, merged)`, direct-mapped, absent
     /// pairs included (see [`Encoder::hot_pair`]).
     pairs: Vec<(u64, u32, Rank)>,
+    /// The arrays of BPE from whole characters.
+    scratch: Scratch,
 }
 
 /// One piece-cache slot, 32 bytes (two to a cache line): the piece's key with the number of
@@ -99,6 +102,7 @@ impl Default for PieceCache {
         PieceCache {
             sets: vec![Set::default(); 1 << CACHE_BITS],
             pairs: vec![(u64::MAX, NONE, NONE); 1 << PAIR_CACHE_BITS],
+            scratch: Scratch::default(),
         }
     }
 }
@@ -658,11 +662,17 @@ impl Encoder {
 
     /// BPE from whole characters when the piece qualifies (see `chars`); `false` if not.
     #[inline]
-    fn bpe_chars(&self, piece: &[u8], hot: &mut [(u64, u32, Rank)], out: &mut Vec<Rank>) -> bool {
+    fn bpe_chars(
+        &self,
+        piece: &[u8],
+        hot: &mut [(u64, u32, Rank)],
+        scratch: &mut Scratch,
+        out: &mut Vec<Rank>,
+    ) -> bool {
         match &self.chars {
             // Only pieces with a multi-byte character gain.
-            Some(cs) if piece.iter().any(|&b| b >= 0x80) => {
-                cs.bpe(self, piece, out, |a, b| self.hot_pair(hot, a, b))
+            Some(cs) if !piece.is_ascii() => {
+                cs.bpe(self, piece, out, scratch, |a, b| self.hot_pair(hot, a, b))
             }
             _ => false,
         }
@@ -674,7 +684,7 @@ impl Encoder {
         let Some(key) = short_key(piece) else {
             match self.whole_long.get(piece) {
                 Some(&id) => out.push(id),
-                None if self.bpe_chars(piece, &mut cache.pairs, out) => {}
+                None if self.bpe_chars(piece, &mut cache.pairs, &mut cache.scratch, out) => {}
                 None if piece.len() <= SHORT => {
                     let hot = &mut cache.pairs;
                     self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))
@@ -707,7 +717,7 @@ impl Encoder {
         let start = out.len();
         match self.whole.get(&key) {
             Some(&id) => out.push(id),
-            None if self.bpe_chars(piece, &mut cache.pairs, out) => {}
+            None if self.bpe_chars(piece, &mut cache.pairs, &mut cache.scratch, out) => {}
             None => {
                 let hot = &mut cache.pairs;
                 self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))

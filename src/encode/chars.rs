@@ -29,19 +29,36 @@
 //! priority is above p. Equal priorities mean the same pair, so ties go the same way. When R
 //! ends, P is in R's final state, with no pair left to merge.
 
-use super::{merge_scan, Encoder, NONE, SHORT};
+use super::filter::PairFilter;
+use super::{merge_scan, Encoder, NONE};
 use crate::Rank;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-/// Marks an entry of [`CharStart::bmp`] as an index into `multi` (ids are below 2^26).
+/// Pieces of up to this many parts after phase 1 start from characters; longer ones go to
+/// the heap from bytes. Chinese merges few pairs (0.3 a piece under o200k), so the scan stays
+/// cheap on long runs of Han characters. With 64 (as before), and byte units only in pieces
+/// of up to 64 bytes, 244 pieces of 4 MB of Chinese went to the heap under o200k, 8.7 M
+/// instructions; with 256, 46 (ASCII ones), 4.5 M. 1024 gained nothing more.
+const PARTS: usize = 256;
+
+/// Marks an entry of [`CharStart::bmp`] as an index into `multi` (ids are below 2^26); such
+/// an entry is also one part of phase 1, tagged `UNALIGNED`, expanded only at the end.
 const MULTI: Rank = 1 << 31;
+/// Tags on a part while [`CharStart::bpe`] runs: a piece of a character (never merges
+/// again), a part made of ASCII bytes only, and a part made from a byte unit (its pairs are
+/// not in the filter: they go to the pair table).
+const UNALIGNED: Rank = 1 << 30;
+const ASCII: Rank = 1 << 29;
+const RAW: Rank = 1 << 28;
+/// The id under the tags.
+const ID: Rank = RAW - 1;
 
 /// What BPE from characters needs, built once per encoder.
 pub(super) struct CharStart {
     /// For each code point below U+10000 (surrogates aside): its token if its UTF-8 bytes
     /// are one valid token, else `MULTI | i` for `multi[i]` (256 KB, in L2; a whole-token
     /// look-up for o200k is a cache miss). Other characters run BPE on their bytes.
-    bmp: Vec<Rank>,
+    bmp: Box<[Rank; 1 << 16]>,
     /// The BPE of the other characters below U+10000 (two or three tokens, then `NONE`), at
     /// `bmp[c] & !MULTI`.
     multi: Vec<[Rank; 3]>,
@@ -51,6 +68,9 @@ pub(super) struct CharStart {
     /// The bytes around the first character boundary inside each straddler (see [`Windows`]):
     /// a piece with none of them at its boundaries holds no straddler, without the search.
     windows: Windows,
+    /// The pairs of the table whose parts are valid UTF-8 and not both ASCII: phase 2 looks
+    /// up no other pair of a non-ASCII part.
+    filter: PairFilter,
 }
 
 /// Where a straddler can occur. A straddler `t` has a non-continuation byte after its first;
@@ -64,6 +84,14 @@ struct Windows {
     three: Vec<u32>,
     /// Bit `t[k-1] << 8 | t[k]` of straddlers that end at `k`.
     two: Vec<u64>,
+    /// [`Windows::hit`] at a boundary between a multi-byte character and a 3-byte one (most
+    /// of Chinese), as one bit of the 16 that vary: the low 6 bits of the byte before, the
+    /// low 4 of the lead byte, the low 6 of the next.
+    after_multi: Box<[u64; 1 << 10]>,
+    /// Bit `cp >> 6` of each 3-byte character `cp` that some bit of `after_multi` has (the
+    /// lead byte and the next are the code point's top 10 bits): under o200k 26 of the 384
+    /// blocks of 64 Han characters, so most Han characters skip `after_multi`.
+    blocks: [u64; 16],
 }
 
 impl Windows {
@@ -91,7 +119,37 @@ impl Windows {
             }
             three[i] = key;
         }
-        Windows { three, two }
+        let mut windows = Windows {
+            three,
+            two,
+            after_multi: Box::new([0; 1 << 10]),
+            blocks: [0; 16],
+        };
+        for bits in 0..1usize << 16 {
+            let window = [
+                0x80 | (bits >> 10) as u8,
+                0xE0 | (bits >> 6 & 0xF) as u8,
+                0x80 | (bits & 0x3F) as u8,
+            ];
+            if windows.hit(&window, 1) {
+                windows.after_multi[bits >> 6] |= 1 << (bits & 63);
+                let block = bits & 0x3FF;
+                windows.blocks[block >> 6] |= 1 << (block & 63);
+            }
+        }
+        windows
+    }
+
+    /// [`Windows::hit`] before the 3-byte character `cp` spelt `lead, next, _` that follows
+    /// `before`, the last byte of a multi-byte character.
+    #[inline]
+    fn after_multi(&self, before: u8, cp: usize, lead: u8, next: u8) -> bool {
+        if self.blocks[cp >> 12] >> (cp >> 6 & 63) & 1 == 0 {
+            return false;
+        }
+        let bits =
+            (before as usize & 0x3F) << 10 | (lead as usize & 0xF) << 6 | (next as usize & 0x3F);
+        self.after_multi[bits >> 6] >> (bits & 63) & 1 != 0
     }
 
     #[inline]
@@ -176,7 +234,33 @@ impl CharStart {
             }
         }
 
-        let mut bmp = vec![NONE; 1 << 16];
+        // Every pair of the table (rank mode: exactly the canonical splits).
+        let table: Vec<(Rank, Rank)> = match merges {
+            None => splits.iter().flatten().map(|&(a, b, _)| (a, b)).collect(),
+            Some(merges) => {
+                let ids: rustc_hash::FxHashMap<&[u8], Rank> =
+                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
+                merges
+                    .iter()
+                    .filter_map(|(a, b)| Some((*ids.get(a.as_slice())?, *ids.get(b.as_slice())?)))
+                    .filter(|&(a, b)| enc.pair(a, b).0 != NONE)
+                    .collect()
+            }
+        };
+        let text = |id: Rank| {
+            let t = enc.token_bytes(id).expect("a pair's part is a token");
+            (std::str::from_utf8(t).is_ok(), t.is_ascii())
+        };
+        let filtered: Vec<(Rank, Rank)> = table
+            .into_iter()
+            .filter(|&(a, b)| {
+                let ((ua, aa), (ub, ab)) = (text(a), text(b));
+                ua && ub && !(aa && ab)
+            })
+            .collect();
+        let filter = PairFilter::new(&filtered);
+
+        let mut bmp = Box::new([NONE; 1 << 16]);
         let mut straddlers: Vec<&[u8]> = Vec::new();
         for ((id, t), &ok) in vocab.iter().zip(valid) {
             if !ok {
@@ -226,97 +310,345 @@ impl CharStart {
             multi,
             straddlers,
             windows,
+            filter,
         })
     }
 
     /// BPE of `piece` from its characters' tokens, appended to `out`; `false` (and nothing
-    /// appended) when the piece does not qualify: no multi-byte character, not valid UTF-8,
-    /// more than [`SHORT`] parts after phase 1, or a straddling token in it. `pair` gives
-    /// `(priority, merged id)`.
+    /// appended) when the piece does not qualify: not valid UTF-8, more than [`PARTS`] parts
+    /// after phase 1, or a straddler in a piece of over 256 bytes. `pair` gives `(priority,
+    /// merged id)`. The result is right for any piece; the caller passes only pieces with a
+    /// non-ASCII byte, the only ones that gain.
+    ///
+    /// Phase 2 looks up only pairs of *aligned* parts (whole characters and what they merge
+    /// into): a part that is a piece of a character never merges again. Inside its character
+    /// its pairs are final (BPE of the character alone stopped there), and a merge across the
+    /// character's edge would make a straddling token, which the piece does not hold; so the
+    /// merges of phase 2, all of which join aligned parts (see the module docs), run the same
+    /// with those pairs left out. Parts carry tags in their high bits while this runs. A pair
+    /// of aligned parts not both ASCII is looked up only when the [`PairFilter`] may hold it
+    /// (under o200k, 86k of the 578k such pairs in 4 MB of Chinese).
+    ///
+    /// A piece that holds straddlers starts from bytes in the characters they touch (and from
+    /// whole characters elsewhere): the argument of the module docs holds for any split of
+    /// the piece into *units* that no token occurrence crosses from inside a unit, and a
+    /// straddler then starts and ends on byte units. Under o200k 5% of Chinese pieces hold
+    /// one (mostly a space and the first two bytes of a Han character, ` \xe6\x9f`).
     #[inline]
     pub(super) fn bpe(
         &self,
         enc: &Encoder,
         piece: &[u8],
         out: &mut Vec<Rank>,
+        scratch: &mut Scratch,
         mut pair: impl FnMut(Rank, Rank) -> (u32, Rank),
     ) -> bool {
-        let mut ids = [0 as Rank; SHORT];
-        let mut n = 0;
-        let mut i = 0;
-        let mut multi = false;
-        let mut maybe_straddler = false;
-        while i < piece.len() {
-            let len = match char_len(&piece[i..]) {
-                Some(len) => len,
-                None => return false,
-            };
-            if i > 0 {
-                maybe_straddler |= self.windows.hit(piece, i);
-            }
-            let c = &piece[i..i + len];
-            let t = match len {
-                1 => enc.byte_ids[c[0] as usize],
-                2 => self.bmp[((c[0] as usize & 0x1F) << 6) | (c[1] as usize & 0x3F)],
-                3 => {
-                    let cp = (c[0] as usize & 0x0F) << 12
-                        | (c[1] as usize & 0x3F) << 6
-                        | (c[2] as usize & 0x3F);
-                    self.bmp[cp]
+        let Some(mut start) = self.start::<false>(enc, piece, &[0; 4], scratch, &mut pair) else {
+            return false;
+        };
+        if start.maybe_straddler {
+            if let Some(ac) = &self.straddlers {
+                // Bit `i` is `piece[i]`, for pieces of up to 256 bytes.
+                let mut bytes = [0u64; 4];
+                let mut any = false;
+                for m in ac.find_overlapping_iter(piece) {
+                    if piece.len() > 256 {
+                        return false;
+                    }
+                    for j in m.range() {
+                        bytes[j / 64] |= 1 << (j % 64);
+                    }
+                    any = true;
                 }
-                _ => NONE,
-            };
-            if t & MULTI == 0 {
-                if n == SHORT {
-                    return false;
-                }
-                ids[n] = t;
-                n += 1;
-            } else if t != NONE {
-                if n + 3 > SHORT {
-                    return false;
-                }
-                let three = self.multi[(t & !MULTI) as usize];
-                let m = if three[2] != NONE { 3 } else { 2 };
-                ids[n..n + m].copy_from_slice(&three[..m]);
-                n += m;
-            } else {
-                // BPE of the character alone: at most 4 parts.
-                if n + len > SHORT {
-                    return false;
-                }
-                let mut parts = [0 as Rank; 4];
-                let mut prio = [(NONE, NONE); 4];
-                for (k, &b) in c.iter().enumerate() {
-                    parts[k] = enc.byte_ids[b as usize];
-                    if k + 1 < len {
-                        prio[k] = enc.byte_pair(b, c[k + 1]);
+                if any {
+                    match self.start::<true>(enc, piece, &bytes, scratch, &mut pair) {
+                        Some(s) => start = s,
+                        None => return false,
                     }
                 }
-                let m = merge_scan(&mut parts, &mut prio, len, &mut pair);
-                ids[n..n + m].copy_from_slice(&parts[..m]);
-                n += m;
             }
-            multi |= len > 1;
-            i += len;
         }
-        if !multi
-            || maybe_straddler
-                && self
-                    .straddlers
-                    .as_ref()
-                    .is_some_and(|ac| ac.is_match(piece))
-        {
-            return false;
+        let Scratch {
+            ids,
+            prio,
+            expanded,
+        } = scratch;
+        let multi = start.multi;
+        let n = merge_live(ids, prio, start, |a, b| {
+            aligned(&self.filter, &mut pair, a, b)
+        });
+        if !multi {
+            out.extend(ids[..n].iter().map(|&t| t & ID));
+            return true;
         }
-        let mut prio = [(NONE, NONE); SHORT];
-        for k in 0..n - 1 {
-            prio[k] = pair(ids[k], ids[k + 1]);
+        // Expanded into the scratch's third array, then copied at once: a push per id checks
+        // the capacity each time.
+        let mut m = 0;
+        for &t in &ids[..n] {
+            if t & MULTI == 0 {
+                expanded[m] = t & ID;
+                m += 1;
+            } else {
+                let three = &self.multi[(t & ID) as usize];
+                expanded[m..m + 3].copy_from_slice(three);
+                m += if three[2] == NONE { 2 } else { 3 };
+            }
         }
-        let n = merge_scan(&mut ids, &mut prio, n, pair);
-        out.extend_from_slice(&ids[..n]);
+        out.extend_from_slice(&expanded[..m]);
         true
     }
+
+    /// Phase 1 into `scratch`: each character's BPE, tagged, then the pairs between parts
+    /// (see [`aligned`]). With `BYTES`, the characters that touch a set bit of `bytes` (bit
+    /// `i` is `piece[i]`) start from their bytes instead, tagged [`RAW`]. `None` when the
+    /// piece is not valid UTF-8 or has more than [`PARTS`] parts. The pairs of two aligned
+    /// parts are looked up after the decoding loop: inside it they made it spill registers.
+    #[inline(always)]
+    fn start<const BYTES: bool>(
+        &self,
+        enc: &Encoder,
+        piece: &[u8],
+        bytes: &[u64; 4],
+        scratch: &mut Scratch,
+        pair: &mut impl FnMut(Rank, Rank) -> (u32, Rank),
+    ) -> Option<Start> {
+        let Scratch { ids, prio, .. } = scratch;
+        let mut n = 0;
+        let mut i = 0;
+        let mut maybe_straddler = false;
+        macro_rules! push {
+            ($t:expr) => {{
+                ids[n] = $t;
+                n += 1;
+            }};
+        }
+        // A character that is not one token (`bmp` entry `t`) is one part until the end:
+        // none of its tokens merges again, so its pairs are none (`UNALIGNED`).
+        let mut multi = false;
+        macro_rules! multi {
+            ($t:expr) => {{
+                push!($t | UNALIGNED);
+                multi = true;
+            }};
+        }
+        while i < piece.len() {
+            // One slice pattern per length (strict UTF-8: one spelling per character).
+            let (t, len) = match piece[i..] {
+                [b0 @ 0xE0..=0xEF, b1, b2, ..]
+                    if ((b1 as u16) << 8 | b2 as u16) & 0xC0C0 == 0x8080
+                        && !(b0 == 0xE0 && b1 < 0xA0 || b0 == 0xED && b1 >= 0xA0) =>
+                {
+                    let cp = (b0 as usize & 0x0F) << 12
+                        | (b1 as usize & 0x3F) << 6
+                        | (b2 as usize & 0x3F);
+                    if !BYTES && i > 0 {
+                        let before = piece[i - 1];
+                        maybe_straddler |= if before >= 0x80 {
+                            self.windows.after_multi(before, cp, b0, b1)
+                        } else {
+                            self.windows.hit(piece, i)
+                        };
+                    }
+                    (self.bmp[cp], 3)
+                }
+                [b0 @ 0..=0x7F, ..] => {
+                    if !BYTES && i > 0 {
+                        maybe_straddler |= self.windows.hit(piece, i);
+                    }
+                    (enc.byte_ids[b0 as usize] | ASCII, 1)
+                }
+                [b0 @ 0xC2..=0xDF, b1, ..] if b1 & 0xC0 == 0x80 => {
+                    if !BYTES && i > 0 {
+                        maybe_straddler |= self.windows.hit(piece, i);
+                    }
+                    (
+                        self.bmp[(b0 as usize & 0x1F) << 6 | (b1 as usize & 0x3F)],
+                        2,
+                    )
+                }
+                _ => match char_len(&piece[i..]) {
+                    Some(4) => {
+                        maybe_straddler |= !BYTES && i > 0 && self.windows.hit(piece, i);
+                        (NONE, 4)
+                    }
+                    _ => return None,
+                },
+            };
+            if n + len > PARTS {
+                return None;
+            }
+            if BYTES && (i..i + len).any(|j| bytes[j / 64] >> (j % 64) & 1 != 0) {
+                for &b in &piece[i..i + len] {
+                    push!(enc.byte_ids[b as usize] | RAW);
+                }
+            } else if t & MULTI == 0 {
+                push!(t);
+            } else if t != NONE {
+                multi!(t);
+            } else {
+                // A 4-byte character: BPE of its bytes alone.
+                let c = &piece[i..i + 4];
+                let mut parts = [0 as Rank; 4];
+                let mut byte_prio = [(NONE, NONE); 4];
+                for (k, &b) in c.iter().enumerate() {
+                    parts[k] = enc.byte_ids[b as usize];
+                    if k + 1 < 4 {
+                        byte_prio[k] = enc.byte_pair(b, c[k + 1]);
+                    }
+                }
+                let m = merge_scan(&mut parts, &mut byte_prio, 4, &mut *pair);
+                if m == 1 {
+                    push!(parts[0]);
+                } else {
+                    for &part in &parts[..m] {
+                        push!(part | UNALIGNED);
+                    }
+                }
+            }
+            i += len;
+            // The rest of a run of 3-byte characters (Han, kana, Hangul, CJK punctuation:
+            // E1 to EC need no check beyond continuation bytes), in a loop of its own:
+            // the byte before each is the last of the one before.
+            if !BYTES && len == 3 {
+                while let [b0 @ 0xE1..=0xEC, b1, b2, ..] = piece[i..] {
+                    if ((b1 as u16) << 8 | b2 as u16) & 0xC0C0 != 0x8080 || n + 3 > PARTS {
+                        break;
+                    }
+                    let cp = (b0 as usize & 0x0F) << 12
+                        | (b1 as usize & 0x3F) << 6
+                        | (b2 as usize & 0x3F);
+                    maybe_straddler |= self.windows.after_multi(piece[i - 1], cp, b0, b1);
+                    let t = self.bmp[cp];
+                    if t & MULTI == 0 {
+                        push!(t);
+                    } else {
+                        multi!(t);
+                    }
+                    i += 3;
+                }
+            }
+        }
+        let (mut live, mut best) = (0, (NONE, 0));
+        for (k, (p, ab)) in prio.iter_mut().zip(ids[..n].windows(2)).enumerate() {
+            *p = aligned(&self.filter, pair, ab[0], ab[1]);
+            live += (p.0 != NONE) as usize;
+            if p.0 < best.0 {
+                best = (p.0, k);
+            }
+        }
+        Some(Start {
+            n,
+            multi,
+            maybe_straddler,
+            live,
+            first: best.1,
+        })
+    }
+}
+
+/// What phase 1 found: `n` parts, whether a straddler may occur (see [`Windows`]), how many
+/// pairs merge and where the first merge is (when one does).
+struct Start {
+    n: usize,
+    /// Whether a part stands for the tokens of a character in `multi`.
+    multi: bool,
+    maybe_straddler: bool,
+    live: usize,
+    first: usize,
+}
+
+/// The scan's merge loop (as [`merge_scan`]) over phase 1's parts, counting the pairs that
+/// merge: it ends when none is left instead of scanning once more to find none, and it
+/// takes the first merge from phase 1. Under o200k most Chinese pieces merge once or not at
+/// all, so most pieces scan for the lowest pair never or once.
+#[inline(always)]
+fn merge_live(
+    ids: &mut [Rank; PARTS],
+    prio: &mut [(u32, Rank); PARTS],
+    start: Start,
+    mut pair: impl FnMut(Rank, Rank) -> (u32, Rank),
+) -> usize {
+    let (mut n, mut live, mut at) = (start.n, start.live, start.first);
+    let mut scan = false;
+    while live > 0 {
+        if scan {
+            // The lowest pair, leftmost on ties.
+            let mut best = NONE;
+            for (i, p) in prio[..n - 1].iter().enumerate() {
+                if p.0 < best {
+                    best = p.0;
+                    at = i;
+                }
+            }
+        }
+        scan = true;
+        // The merged pair and its neighbours' pairs go; the neighbours' new pairs come.
+        live -= 1;
+        if at + 2 < n {
+            live -= (prio[at + 1].0 != NONE) as usize;
+        }
+        if at > 0 {
+            live -= (prio[at - 1].0 != NONE) as usize;
+        }
+        ids[at] = prio[at].1;
+        for i in at + 1..n - 1 {
+            ids[i] = ids[i + 1];
+        }
+        for i in at + 1..n.saturating_sub(2) {
+            prio[i] = prio[i + 1];
+        }
+        n -= 1;
+        if at + 1 < n {
+            prio[at] = pair(ids[at], ids[at + 1]);
+            live += (prio[at].0 != NONE) as usize;
+        }
+        if at > 0 {
+            prio[at - 1] = pair(ids[at - 1], ids[at]);
+            live += (prio[at - 1].0 != NONE) as usize;
+        }
+    }
+    n
+}
+
+/// The scan's arrays for [`CharStart::bpe`], kept per thread: a fresh pair of stack arrays
+/// cost a 768-byte fill per piece.
+pub(super) struct Scratch {
+    ids: [Rank; PARTS],
+    prio: [(u32, Rank); PARTS],
+    /// The ids, with each character of `multi` expanded to its tokens.
+    expanded: [Rank; 3 * PARTS],
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            ids: [0; PARTS],
+            prio: [(NONE, NONE); PARTS],
+            expanded: [0; 3 * PARTS],
+        }
+    }
+}
+
+/// The pair of two tagged parts of [`CharStart::bpe`]: none when a part is unaligned or the
+/// filter rules it out, else the pair table's; the merged part is ASCII when both parts are,
+/// raw when either is.
+#[inline(always)]
+fn aligned(
+    filter: &PairFilter,
+    pair: &mut impl FnMut(Rank, Rank) -> (u32, Rank),
+    a: Rank,
+    b: Rank,
+) -> (u32, Rank) {
+    if (a | b) & UNALIGNED != 0 {
+        return (NONE, NONE);
+    }
+    let tag = a & b & ASCII | (a | b) & RAW;
+    let (a, b) = (a & ID, b & ID);
+    if tag == 0 && !filter.may_hold(a, b) {
+        return (NONE, NONE);
+    }
+    let (p, m) = pair(a, b);
+    (p, m | tag)
 }
 
 /// The length of the UTF-8 character `text` starts with, if it is one: strict (no overlong
@@ -348,6 +680,7 @@ fn char_len(text: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::super::Encoder;
+    use super::MULTI;
     use crate::Rank;
 
     /// A tiny deterministic generator (no dependency needed for a test).
@@ -418,7 +751,9 @@ mod tests {
     #[test]
     fn char_start_equals_bpe_from_bytes() {
         let mut rng = Lcg(7);
-        let mut taken = 0;
+        // Pieces taken, and those of them holding a straddler (byte units) or a character of
+        // several tokens: each path must run, else this test would prove nothing about it.
+        let (mut taken, mut with_bytes, mut with_multi) = (0, 0, 0);
         for round in 0..30 {
             let merges = random_merges(&mut rng, 10 + 4 * round);
             let vocab = vocab_of(&merges);
@@ -430,15 +765,27 @@ mod tests {
                     .unwrap()
                     .with_char_start(false);
                 for _ in 0..200 {
-                    let chars = 1 + rng.below(30);
+                    // Up to 240 bytes: byte units past the first 64 bytes too.
+                    let chars = 1 + rng.below(60);
                     let text = random_text(&mut rng, chars);
                     let mut out = Vec::new();
                     let mut pairs = vec![(u64::MAX, super::NONE, super::NONE); 1 << 14];
+                    let mut scratch = super::Scratch::default();
                     let start = fast.chars.as_ref().unwrap();
-                    if start.bpe(&fast, &text, &mut out, |a, b| {
+                    if start.bpe(&fast, &text, &mut out, &mut scratch, |a, b| {
                         fast.hot_pair(&mut pairs, a, b)
                     }) {
                         taken += 1;
+                        with_bytes += start
+                            .straddlers
+                            .as_ref()
+                            .is_some_and(|ac| ac.is_match(&text))
+                            as usize;
+                        with_multi += std::str::from_utf8(&text)
+                            .unwrap()
+                            .chars()
+                            .any(|c| (c as u32) < 1 << 16 && start.bmp[c as usize] & MULTI != 0)
+                            as usize;
                         let mut want = Vec::new();
                         slow.bpe(&text, &mut want);
                         assert_eq!(out, want, "{:?}", String::from_utf8_lossy(&text));
@@ -447,7 +794,10 @@ mod tests {
                 }
             }
         }
-        assert!(taken > 1000, "the start from characters ran {taken} times");
+        assert!(
+            taken > 1000 && with_bytes > 100 && with_multi > 100,
+            "taken {taken}, with byte units {with_bytes}, with multi-token characters {with_multi}"
+        );
     }
 
     /// The window filter has no false negatives (a piece holding a straddler has a window at
@@ -482,20 +832,24 @@ mod tests {
     }
 
     /// `\xa9\xc3` (the end of é and the start of the next é) merges first: BPE of "éé" is
-    /// [\xc3, \xa9\xc3, \xa9], not [é, é]. The straddling token must stop the short-cut.
+    /// [\xc3, \xa9\xc3, \xa9], not [é, é]. The characters that a straddling token touches
+    /// start from their bytes; the others still start whole (the last é of "ééaé").
     #[test]
-    fn a_straddling_token_stops_the_char_start() {
+    fn a_straddling_token_makes_its_characters_start_from_bytes() {
         let merges = vec![
             (b"\xa9".to_vec(), b"\xc3".to_vec()),
             (b"\xc3".to_vec(), b"\xa9".to_vec()),
         ];
         let enc = Encoder::new(vocab_of(&merges), Some(&merges), vec![], r"(?s).+").unwrap();
-        let (c3, a9) = (255 - 0xc3, 255 - 0xa9);
+        let (c3, a9, a) = (255 - 0xc3, 255 - 0xa9, 255 - 97);
         assert_eq!(enc.encode_ordinary("éé".as_bytes()), vec![c3, 256, a9]);
-        assert_eq!(
-            enc.encode_ordinary("éaé".as_bytes()),
-            vec![257, 255 - 97, 257]
-        );
+        assert_eq!(enc.encode_ordinary("éaé".as_bytes()), vec![257, a, 257]);
+        let mut out = Vec::new();
+        let start = enc.chars.as_ref().unwrap();
+        let mut scratch = super::Scratch::default();
+        let pair = |x, y| enc.pair(x, y);
+        assert!(start.bpe(&enc, "ééaé".as_bytes(), &mut out, &mut scratch, pair));
+        assert_eq!(out, vec![c3, 256, a9, a, 257]);
     }
 
     /// A merge whose part is made by a later merge breaks the order argument: no short-cut.
