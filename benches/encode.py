@@ -5,7 +5,8 @@
 Prints single-thread MB/s on English prose, Chinese and code (`encode_ordinary`, then `encode`
 with the default special-token policy, then `encode_to_numpy`); batch throughput on all cores;
 the pathological single pre-tokens (tiktoken is quadratic there, so it gets growing sizes
-until one takes over --cap seconds); and encode_file's peak RSS. Medians of --runs runs.
+until one takes over --cap seconds); and encode_file's peak RSS. Medians of --runs runs, the
+libraries taking turns in each round; a ratio is the median of the rounds' ratios.
 Text comes from /work/data/*.txt (or the xz corpora in ../shared). Set TIKTOKEN_CACHE_DIR
 or let the script prepare it from ../shared/fixtures. --cpu times by process CPU time
 instead of wall time: on a shared machine that is much steadier (batch CPU time adds up all
@@ -93,16 +94,44 @@ def load_hf(name: str):
     return HF.from_file(str(SHARED / "fixtures" / "tokenizers" / "gpt2" / "tokenizer.json"))
 
 
-def row(label: str, nbytes: int, secs: dict[str, float | None]) -> None:
-    bp = secs["bytepair"]
+def compare(label: str, nbytes: int, calls: dict, runs: int) -> dict[str, float | None]:
+    """Times each library's call and prints MB/s (medians) and bytepair's ratio over each.
+    bytepair and tiktoken take turns in every round, and their ratio is the median of the
+    rounds' ratios: this VM's speed drifts within seconds, so back-to-back medians per
+    library can disagree by more than the effect measured. HF, 10-30x slower, runs after
+    the rounds (between them, its memory churn left the others' caches cold), and its
+    ratio is of the medians. `calls` maps a library to its call, or None (not run)."""
+    live = {who: fn for who, fn in calls.items() if fn is not None}
+    for fn in live.values():
+        fn()  # untimed: the first run also grows the heap and fills the caches
+    times: dict[str, list[float]] = {who: [] for who in live}
+
+    def run(who: str) -> None:
+        t = CLOCK()
+        live[who]()
+        times[who].append(CLOCK() - t)
+
+    turns = [who for who in live if who != "HF"]
+    for _ in range(runs):
+        for who in turns:
+            run(who)
+    for _ in range(runs if "HF" in live else 0):
+        run("HF")
+    median = {who: statistics.median(times[who]) if who in live else None for who in calls}
     cells = []
-    for who, s in secs.items():
-        if s is None:
+    for who, secs in median.items():
+        if secs is None:
             cells.append(f"{who} -")
             continue
-        ratio = "" if who == "bytepair" else f" (bytepair {s / bp:.1f}x)"
-        cells.append(f"{who} {nbytes / s / 1e6:7.1f} MB/s{ratio}")
+        ratio = ""
+        if who == "tiktoken":
+            rounds = zip(times[who], times["bytepair"], strict=True)
+            ratio = f" (bytepair {statistics.median(a / b for a, b in rounds):.1f}x)"
+        elif who != "bytepair":
+            ratio = f" (bytepair {secs / median['bytepair']:.1f}x)"
+        cells.append(f"{who} {nbytes / secs / 1e6:7.1f} MB/s{ratio}")
     print(f"  {label:<18}" + " | ".join(cells))
+    return median
 
 
 def bench_vocab(name: str, args) -> None:
@@ -114,79 +143,74 @@ def bench_vocab(name: str, args) -> None:
     tok = Tokenizer(vocab, None, special_tokens=enc._special_tokens, pattern=VOCABS[name])
     print(f"\n{name}: Tokenizer built in {time.perf_counter() - t:.2f} s")
     hf = load_hf(name)
-    threads = os.cpu_count() or 1
     for label, corpus in CORPORA.items():
-        text = text_of(corpus, args.mb * 1_000_000)
-        n = len(text.encode("utf-8"))
-        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), f"{name} {corpus} differs"
-        # Documents of 20 lines (1-2 KB): every library gets the same list, one at a time on
-        # one thread, then all at once in a batch. (HF is very slow on one huge string.)
-        lines = text.splitlines(keepends=True)
-        docs = ["".join(lines[i : i + 20]) for i in range(0, len(lines), 20)]
-        secs = {
-            "bytepair": median_time(
-                lambda docs=docs: [tok.encode_ordinary(d) for d in docs], args.runs
-            ),
-            "tiktoken": median_time(
-                lambda docs=docs: [enc.encode_ordinary(d) for d in docs], args.runs
-            ),
+        bench_corpus(label, text_of(corpus, args.mb * 1_000_000), name, tok, enc, hf, args)
+
+
+def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
+    threads = os.cpu_count() or 1
+    n = len(text.encode("utf-8"))
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text), f"{name} {label} differs"
+    # Documents of 20 lines (1-2 KB): every library gets the same list, one at a time on
+    # one thread, then all at once in a batch. (HF is very slow on one huge string.)
+    lines = text.splitlines(keepends=True)
+    docs = ["".join(lines[i : i + 20]) for i in range(0, len(lines), 20)]
+    one = compare(
+        f"{label} 1 thread",
+        n,
+        {
+            "bytepair": lambda: [tok.encode_ordinary(d) for d in docs],
+            "tiktoken": lambda: [enc.encode_ordinary(d) for d in docs],
+            "HF": hf and (lambda: [hf.encode(d, add_special_tokens=False) for d in docs]),
+        },
+        args.runs,
+    )["bytepair"]
+    # encode with the default policy (specials raise), as most callers use it: the corpora
+    # separate documents with <|endoftext|>, so those are taken out first.
+    plain = [strip_specials(d, enc.special_tokens_set) for d in docs]
+    m = sum(len(d.encode("utf-8")) for d in plain)
+    compare(
+        f"{label} encode()",
+        m,
+        {
+            "bytepair": lambda: [tok.encode(d) for d in plain],
+            "tiktoken": lambda: [enc.encode(d) for d in plain],
             "HF": None,
-        }
-        if hf is not None:
-            secs["HF"] = median_time(
-                lambda docs=docs: [hf.encode(d, add_special_tokens=False) for d in docs],
-                args.runs,
-            )
-        row(f"{label} 1 thread", n, secs)
-        one = secs["bytepair"]
-        # encode with the default policy (specials raise), as most callers use it: the corpora
-        # separate documents with <|endoftext|>, so those are taken out first.
-        plain = [strip_specials(d, enc.special_tokens_set) for d in docs]
-        m = sum(len(d.encode("utf-8")) for d in plain)
-        secs = {
-            "bytepair": median_time(lambda plain=plain: [tok.encode(d) for d in plain], args.runs),
-            "tiktoken": median_time(lambda plain=plain: [enc.encode(d) for d in plain], args.runs),
+        },
+        args.runs,
+    )
+    # encode_to_numpy, tiktoken's method for arrays: no Python int per id on either side.
+    compare(
+        f"{label} to_numpy",
+        m,
+        {
+            "bytepair": lambda: [tok.encode_to_numpy(d) for d in plain],
+            "tiktoken": lambda: [enc.encode_to_numpy(d) for d in plain],
             "HF": None,
-        }
-        row(f"{label} encode()", m, secs)
-        # encode_to_numpy, tiktoken's method for arrays: no Python int per id on either side.
-        secs = {
-            "bytepair": median_time(
-                lambda plain=plain: [tok.encode_to_numpy(d) for d in plain], args.runs
-            ),
-            "tiktoken": median_time(
-                lambda plain=plain: [enc.encode_to_numpy(d) for d in plain], args.runs
-            ),
-            "HF": None,
-        }
-        row(f"{label} to_numpy", m, secs)
-        secs = {
-            "bytepair": median_time(
-                lambda docs=docs: tok.encode_batch(docs, disallowed_special=()), args.runs
-            ),
-            "tiktoken": median_time(
-                lambda docs=docs: enc.encode_ordinary_batch(docs, num_threads=threads), args.runs
-            ),
-            "HF": None,
-        }
-        if hf is not None:
-            secs["HF"] = median_time(
-                lambda docs=docs: hf.encode_batch(docs, add_special_tokens=False), args.runs
-            )
-        row(f"{label} batch x{threads}", n, secs)
-        # The speed-up from paired runs (a loop, then a batch, alternating): on this shared VM
-        # two separate medians of wall time can disagree by more than the effect measured.
-        loop = lambda docs=docs: [tok.encode_ordinary(d) for d in docs]  # noqa: E731
-        batch = lambda docs=docs: tok.encode_batch(docs, disallowed_special=())  # noqa: E731
-        ratios = [wall(loop) / wall(batch) for _ in range(args.runs)]
-        print(
-            f"  {'':<18}bytepair batch / 1 thread: {one / secs['bytepair']:.2f}x "
-            f"(paired runs, median of {args.runs}: {statistics.median(ratios):.2f}x)"
-        )
-        one_string = median_time(lambda text=text: tok.encode_ordinary(text), args.runs)
-        print(
-            f"  {'':<18}bytepair on the whole text as one string: {n / one_string / 1e6:.1f} MB/s"
-        )
+        },
+        args.runs,
+    )
+    batch = compare(
+        f"{label} batch x{threads}",
+        n,
+        {
+            "bytepair": lambda: tok.encode_batch(docs, disallowed_special=()),
+            "tiktoken": lambda: enc.encode_ordinary_batch(docs, num_threads=threads),
+            "HF": hf and (lambda: hf.encode_batch(docs, add_special_tokens=False)),
+        },
+        args.runs,
+    )["bytepair"]
+    # The speed-up from paired runs (a loop, then a batch, alternating): on this shared VM
+    # two separate medians of wall time can disagree by more than the effect measured.
+    loop = lambda: [tok.encode_ordinary(d) for d in docs]  # noqa: E731
+    batch_call = lambda: tok.encode_batch(docs, disallowed_special=())  # noqa: E731
+    ratios = [wall(loop) / wall(batch_call) for _ in range(args.runs)]
+    print(
+        f"  {'':<18}bytepair batch / 1 thread: {one / batch:.2f}x "
+        f"(paired runs, median of {args.runs}: {statistics.median(ratios):.2f}x)"
+    )
+    one_string = median_time(lambda: tok.encode_ordinary(text), args.runs)
+    print(f"  {'':<18}bytepair on the whole text as one string: {n / one_string / 1e6:.1f} MB/s")
 
 
 def bench_pathological(args) -> None:
