@@ -19,7 +19,8 @@
 //! - long ones use a linked list plus a min-heap with lazy invalidation: O(n log n), so a
 //!   1 MB pre-token of one repeated letter takes milliseconds, not hours.
 //!
-//! A small direct-mapped per-thread cache remembers the ids of recent short pre-tokens.
+//! A small two-way set-associative per-thread cache remembers the ids of recent short
+//! pre-tokens.
 
 use crate::{Error, Rank};
 use aho_corasick::{AhoCorasick, MatchKind};
