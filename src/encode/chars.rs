@@ -30,7 +30,7 @@
 //! ends, P is in R's final state, with no pair left to merge.
 
 use super::filter::PairFilter;
-use super::{merge_scan, Encoder, NONE};
+use super::{lowest_pair, merge_at, merge_scan, Encoder, NONE};
 use crate::Rank;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
@@ -572,14 +572,7 @@ fn merge_live(
     let mut scan = false;
     while live > 0 {
         if scan {
-            // The lowest pair, leftmost on ties.
-            let mut best = NONE;
-            for (i, p) in prio[..n - 1].iter().enumerate() {
-                if p.0 < best {
-                    best = p.0;
-                    at = i;
-                }
-            }
+            at = lowest_pair(&prio[..n - 1]).1;
         }
         scan = true;
         // The merged pair and its neighbours' pairs go; the neighbours' new pairs come.
@@ -590,20 +583,11 @@ fn merge_live(
         if at > 0 {
             live -= (prio[at - 1].0 != NONE) as usize;
         }
-        ids[at] = prio[at].1;
-        for i in at + 1..n - 1 {
-            ids[i] = ids[i + 1];
-        }
-        for i in at + 1..n.saturating_sub(2) {
-            prio[i] = prio[i + 1];
-        }
-        n -= 1;
+        n = merge_at(ids, prio, n, at, &mut pair);
         if at + 1 < n {
-            prio[at] = pair(ids[at], ids[at + 1]);
             live += (prio[at].0 != NONE) as usize;
         }
         if at > 0 {
-            prio[at - 1] = pair(ids[at - 1], ids[at]);
             live += (prio[at - 1].0 != NONE) as usize;
         }
     }
