@@ -343,9 +343,11 @@ mod encoder {
             allowed: Option<&Bound<'py, PyAny>>,
             disallowed: Option<&Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, PyList>> {
-            let bytes = str_bytes(checked_str(text)?)?;
-            let policy = self.policy_or_default(py, allowed, disallowed)?;
-            self.encode_policy(py, &bytes, &policy)
+            ids_list(
+                py,
+                &self.ints,
+                &self.encode_str(py, text, allowed, disallowed)?,
+            )
         }
 
         /// Encodes a str like `encode`, into a bytearray of native-endian u32 ids for
@@ -359,9 +361,7 @@ mod encoder {
             allowed: Option<&Bound<'py, PyAny>>,
             disallowed: Option<&Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, PyByteArray>> {
-            let bytes = str_bytes(checked_str(text)?)?;
-            let policy = self.policy_or_default(py, allowed, disallowed)?;
-            let ids = self.encode_detached(py, &bytes, &policy)?;
+            let ids = self.encode_str(py, text, allowed, disallowed)?;
             PyByteArray::new_with(py, ids.len() * 4, |buf| {
                 for (out, id) in buf.chunks_exact_mut(4).zip(&ids) {
                     out.copy_from_slice(&id.to_ne_bytes());
@@ -546,6 +546,19 @@ mod encoder {
         ) -> PyResult<Bound<'py, PyList>> {
             let ids = self.encode_detached(py, bytes, policy)?;
             ids_list(py, &self.ints, &ids)
+        }
+
+        /// The ids of `encode(text, allowed, disallowed)`, for a list or an array.
+        fn encode_str(
+            &self,
+            py: Python<'_>,
+            text: &Bound<'_, PyAny>,
+            allowed: Option<&Bound<'_, PyAny>>,
+            disallowed: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Vec<Rank>> {
+            let bytes = str_bytes(checked_str(text)?)?;
+            let policy = self.policy_or_default(py, allowed, disallowed)?;
+            self.encode_detached(py, &bytes, &policy)
         }
 
         /// `Encoder::encode`, without the GIL unless the text is short.
