@@ -155,11 +155,13 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
     # one thread, then all at once in a batch. (HF is very slow on one huge string.)
     lines = text.splitlines(keepends=True)
     docs = ["".join(lines[i : i + 20]) for i in range(0, len(lines), 20)]
+    loop = lambda: [tok.encode_ordinary(d) for d in docs]  # noqa: E731
+    batch_call = lambda: tok.encode_batch(docs, disallowed_special=())  # noqa: E731
     one = compare(
         f"{label} 1 thread",
         n,
         {
-            "bytepair": lambda: [tok.encode_ordinary(d) for d in docs],
+            "bytepair": loop,
             "tiktoken": lambda: [enc.encode_ordinary(d) for d in docs],
             "HF": hf and (lambda: [hf.encode(d, add_special_tokens=False) for d in docs]),
         },
@@ -194,7 +196,7 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
         f"{label} batch x{threads}",
         n,
         {
-            "bytepair": lambda: tok.encode_batch(docs, disallowed_special=()),
+            "bytepair": batch_call,
             "tiktoken": lambda: enc.encode_ordinary_batch(docs, num_threads=threads),
             "HF": hf and (lambda: hf.encode_batch(docs, add_special_tokens=False)),
         },
@@ -202,8 +204,6 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
     )["bytepair"]
     # The speed-up from paired runs (a loop, then a batch, alternating): on this shared VM
     # two separate medians of wall time can disagree by more than the effect measured.
-    loop = lambda: [tok.encode_ordinary(d) for d in docs]  # noqa: E731
-    batch_call = lambda: tok.encode_batch(docs, disallowed_special=())  # noqa: E731
     ratios = [wall(loop) / wall(batch_call) for _ in range(args.runs)]
     print(
         f"  {'':<18}bytepair batch / 1 thread: {one / batch:.2f}x "
