@@ -679,42 +679,43 @@ impl Encoder {
         }
     }
 
-    /// Encodes one pre-token: whole-token look-up, then the cache, then BPE.
-    #[inline]
+    /// Encodes one pre-token: the cache, then the whole-token look-up, then BPE. Only the
+    /// cache's hit is inlined into the splitter's loop; the rest is a call of its own.
+    #[inline(always)]
     fn encode_piece(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<Rank>) {
         let Some(key) = short_key(piece) else {
-            match self.whole_long.get(piece) {
-                Some(&id) => out.push(id),
-                None if self.bpe_chars(piece, &mut cache.pairs, &mut cache.scratch, out) => {}
-                None if piece.len() <= SHORT => {
-                    let hot = &mut cache.pairs;
-                    self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))
-                }
-                None => self.bpe_long(piece, out),
-            }
-            return;
+            return self.encode_long_piece(piece, cache, out);
         };
-        let set = &mut cache.sets[PieceCache::set(key)].0;
+        let index = PieceCache::set(key);
+        let set = &mut cache.sets[index].0;
         let unlabelled = |slot: &Slot| slot.key & !(0xF << COUNT_SHIFT);
-        let found = if unlabelled(&set[0]) == key {
-            true
-        } else if unlabelled(&set[1]) == key {
-            set.swap(0, 1);
-            true
-        } else {
-            false
-        };
-        if found {
-            let slot = &set[0];
-            // Fixed-size copies: a variable-length one is a call to memcpy.
-            match (slot.key >> COUNT_SHIFT) as usize {
-                1 => out.push(slot.ids[0]),
-                2 => out.extend_from_slice(&slot.ids[..2]),
-                3 => out.extend_from_slice(&slot.ids[..3]),
-                _ => out.extend_from_slice(&slot.ids),
+        if unlabelled(&set[0]) != key {
+            if unlabelled(&set[1]) != key {
+                return self.encode_missed_piece(piece, key, index, cache, out);
             }
-            return;
+            set.swap(0, 1);
         }
+        let slot = &set[0];
+        // Fixed-size copies: a variable-length one is a call to memcpy.
+        match (slot.key >> COUNT_SHIFT) as usize {
+            1 => out.push(slot.ids[0]),
+            2 => out.extend_from_slice(&slot.ids[..2]),
+            3 => out.extend_from_slice(&slot.ids[..3]),
+            _ => out.extend_from_slice(&slot.ids),
+        }
+    }
+
+    /// A short piece the cache does not hold: the whole-token table, else BPE; then cached
+    /// in the front slot of its set.
+    #[inline(never)]
+    fn encode_missed_piece(
+        &self,
+        piece: &[u8],
+        key: u128,
+        index: usize,
+        cache: &mut PieceCache,
+        out: &mut Vec<Rank>,
+    ) {
         let start = out.len();
         match self.whole.get(&key) {
             Some(&id) => out.push(id),
@@ -726,9 +727,24 @@ impl Encoder {
         }
         let got = &out[start..];
         if got.len() <= CACHE_IDS {
+            let set = &mut cache.sets[index].0;
             set[1] = set[0];
             set[0].key = key | (got.len() as u128) << COUNT_SHIFT;
             set[0].ids[..got.len()].copy_from_slice(got);
+        }
+    }
+
+    /// A piece of 16 bytes or more: never cached.
+    #[inline(never)]
+    fn encode_long_piece(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<Rank>) {
+        match self.whole_long.get(piece) {
+            Some(&id) => out.push(id),
+            None if self.bpe_chars(piece, &mut cache.pairs, &mut cache.scratch, out) => {}
+            None if piece.len() <= SHORT => {
+                let hot = &mut cache.pairs;
+                self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))
+            }
+            None => self.bpe_long(piece, out),
         }
     }
 
