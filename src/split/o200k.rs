@@ -77,7 +77,14 @@ fn ascii_word(text: &[u8], i: usize) -> Option<usize> {
     } else {
         return None;
     };
-    let upper_end = ascii_run(text, start, b'A', b'Z', false);
+    // Most words start lowercase: one test of the first letter instead of a run of
+    // uppercase (callgrind, o200k: -4.6% instructions on en-prose, -2.4% on code; splitting
+    // alone 466 -> 557 MB/s on English).
+    let upper_end = if text[start].is_ascii_uppercase() {
+        ascii_run(text, start + 1, b'A', b'Z', false)
+    } else {
+        start
+    };
     let end = ascii_run(text, upper_end, b'a', b'z', false);
     match text.get(end) {
         Some(b'\'') => Some(contraction(text, end, true).unwrap_or(end)),
