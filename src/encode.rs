@@ -31,7 +31,7 @@ use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 use thread_local::ThreadLocal;
 
-use crate::split::Splitter;
+use crate::split::{Splitter, TileLoop};
 
 mod chars;
 mod filter;
@@ -751,8 +751,16 @@ impl Encoder {
     /// Encodes text, treating special-token text as plain text. Appends to `out`.
     pub fn encode_ordinary_into(&self, text: &[u8], out: &mut Vec<Rank>) {
         let mut cache = self.cache.get_or_default().borrow_mut();
-        self.splitter
-            .for_each(text, |piece| self.encode_piece(piece, &mut cache, out));
+        let tiled = EncodeTiles {
+            encoder: self,
+            text,
+            cache: &mut cache,
+            out,
+        };
+        if self.splitter.with_piece_end(tiled).is_none() {
+            self.splitter
+                .for_each(text, |piece| self.encode_piece(piece, &mut cache, out));
+        }
     }
 
     /// Encodes text, treating special-token text as plain text.
@@ -982,6 +990,29 @@ impl Encoder {
                 )
             })
             .collect()
+    }
+}
+
+/// [`Encoder::encode_ordinary_into`]'s loop over the pieces of a built-in splitter.
+struct EncodeTiles<'a> {
+    encoder: &'a Encoder,
+    text: &'a [u8],
+    cache: &'a mut PieceCache,
+    out: &'a mut Vec<Rank>,
+}
+
+impl TileLoop for EncodeTiles<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self, piece_end: impl Fn(&[u8], usize) -> usize + Copy) {
+        let text = self.text;
+        let mut start = 0;
+        while start < text.len() {
+            let end = piece_end(text, start);
+            self.encoder
+                .encode_piece(&text[start..end], self.cache, self.out);
+            start = end;
+        }
     }
 }
 

@@ -151,12 +151,33 @@ impl Splitter {
         }
     }
 
+    /// Runs `body` with the hand-written splitter's `piece_end` (the end of the piece that
+    /// starts at a given offset), or returns `None` for a regex. A loop written around it
+    /// inlines its work per piece, which a closure passed to [`Splitter::for_each`] did not:
+    /// the call per piece was 7% of o200k's instructions on English.
+    #[inline(always)]
+    pub fn with_piece_end<L: TileLoop>(&self, body: L) -> Option<L::Output> {
+        match &self.engine {
+            Engine::Gpt2 => Some(body.run(gpt2::piece_end)),
+            Engine::Cl100k => Some(body.run(cl100k::piece_end)),
+            Engine::O200k => Some(body.run(o200k::piece_end)),
+            Engine::Regex(_) => None,
+        }
+    }
+
     /// The pieces of `text`, in order.
     pub fn split<'a>(&self, text: &'a [u8]) -> Vec<&'a [u8]> {
         let mut out = Vec::new();
         self.for_each(text, |p| out.push(p));
         out
     }
+}
+
+/// A loop over pieces for [`Splitter::with_piece_end`]: generic over `piece_end`, so each
+/// built-in splitter gets a copy of the loop with its splitter inlined.
+pub trait TileLoop {
+    type Output;
+    fn run(self, piece_end: impl Fn(&[u8], usize) -> usize + Copy) -> Self::Output;
 }
 
 /// Cuts `text` into the pieces `piece_end` finds, one after another (a hand-written splitter
