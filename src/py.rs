@@ -1,5 +1,7 @@
-//! The only PyO3 file: frozen wrappers over the core, the GIL released for real work, and
-//! core errors mapped to Python exceptions.
+//! The PyO3 side (with `py/ints.rs`, the ints of the ids): frozen wrappers over the core,
+//! the GIL released for real work, and core errors mapped to Python exceptions.
+
+mod ints;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -58,6 +60,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // --- encoder: encode, decode, batches, streams, files ------------------------------------
 
 mod encoder {
+    use super::ints::Ints;
     use crate::encode::{char_spans, Encoder, SpecialPolicy};
     use crate::encode_bulk::{self, Stream};
     use crate::{Error, Rank};
@@ -71,10 +74,6 @@ mod encoder {
     /// Texts shorter than this are encoded without releasing the GIL: releasing costs more
     /// than encoding them.
     const DETACH_BYTES: usize = 2048;
-
-    /// Ids below this get a cached Python int (a vocab with sparse huge ids would otherwise
-    /// cost gigabytes); the rest are made per use.
-    const CACHED_INTS: usize = 1 << 20;
 
     pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<PyEncoder>()?;
@@ -144,22 +143,9 @@ mod encoder {
         })
     }
 
-    /// A Python list of the ids, from the encoder's table of int objects: a new reference
-    /// to a cached int instead of a new int per id (ids above 256 are not small ints, so
-    /// Python would allocate each one). Building the list took as long as encoding before:
-    /// 23 ms vs 3.3 ms for gpt2's 0.8 M ids of 3 MB of English.
-    fn ids_list<'py>(
-        py: Python<'py>,
-        ints: &[Py<PyAny>],
-        ids: &[Rank],
-    ) -> PyResult<Bound<'py, PyList>> {
-        let item = |id: Rank| -> Bound<'py, PyAny> {
-            match ints.get(id as usize) {
-                Some(int) => int.bind(py).clone(),
-                None => id.into_pyobject(py).expect("infallible").into_any(),
-            }
-        };
-        let list = PyList::new(py, ids.iter().map(|&id| item(id)))?;
+    /// A Python list of the ids: new references to the encoder's ints (see `ints.rs`).
+    fn ids_list<'py>(py: Python<'py>, ints: &Ints, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::new(py, ids.iter().map(|&id| ints.get(py, id)))?;
         // Untracked by the cyclic GC, as CPython itself untracks tuples and dicts that hold
         // only atomic values: a list of ints cannot be part of a cycle, yet every young
         // collection walked each new list and read every int's header (13% of a profile of
@@ -177,10 +163,10 @@ mod encoder {
     pub struct PyEncoder {
         inner: Arc<Encoder>,
         names: Vec<String>,
-        /// The Python int of every id below vocab_size (see `ids_list`; at most
-        /// [`CACHED_INTS`]), made at construction (about 8 MB and 10 ms for o200k), not
-        /// lazily: `encode_iterable` must not allocate them under a tight address-space limit.
-        ints: Vec<Py<PyAny>>,
+        /// The Python int of every id below vocab_size (see `ints.rs`), made at construction
+        /// (6.4 MB and 10 ms for o200k, once per process), not lazily: `encode_iterable` must
+        /// not allocate them under a tight address-space limit.
+        ints: Ints,
         /// tiktoken's default: no special token allowed, all disallowed (`encode` without a
         /// policy), built once instead of from two Python sets per call.
         default_policy: SpecialPolicy,
@@ -302,9 +288,7 @@ mod encoder {
                 .collect();
             let built = py.detach(|| Encoder::new(v, merges.as_deref(), specials, pattern));
             let inner = built.map_err(|e| to_py(py, e, 0))?;
-            let ints = (0..inner.vocab_size().min(CACHED_INTS) as u64)
-                .map(|id| Ok(id.into_pyobject(py)?.into_any().unbind()))
-                .collect::<PyResult<_>>()?;
+            let ints = Ints::new(py, inner.vocab_size())?;
             let default_policy = SpecialPolicy {
                 allowed: vec![false; names.len()],
                 disallowed: vec![true; names.len()],

@@ -211,6 +211,53 @@ def test_id_lists_are_not_tracked_by_the_cyclic_gc(pair):
     assert pickle.loads(pickle.dumps(ids)) == ids
 
 
+_INTS_SCRIPT = r"""
+import gc, pickle, sys
+from bytepair import Tokenizer
+
+def tokenizer(letters):
+    vocab = {i: bytes([i]) for i in range(256)}
+    pairs = [(a + b).encode() for a in letters for b in letters]
+    vocab.update({256 + k: p for k, p in enumerate(pairs)})
+    return Tokenizer(vocab)  # ranks only: "ab" is one token
+
+text = "ab cd ef " * 3
+small = tokenizer("abcdefghij")  # 356 ids: the first block
+ids = small.encode(text)
+assert any(i >= 257 for i in ids), ids
+want = [int(str(i)) for i in ids]  # fresh ints of the same values
+assert small.encode(text)[0] is ids[0]  # one int per id, not one per call
+del small
+gc.collect()
+big = tokenizer("abcdefghijklmnopqrstuvwxyz")  # 932 ids: a second, larger block
+for _ in range(1000):  # references taken and dropped many times over
+    big.encode(text)
+junk = [bytearray(64) for _ in range(100_000)]  # reuse any memory freed by mistake
+assert ids == want and [type(i) for i in ids] == [int] * len(ids)
+assert [hash(i) for i in ids] == [hash(i) for i in want]
+assert [i + 1 for i in ids] == [i + 1 for i in want] and str(ids) == str(want)
+assert pickle.loads(pickle.dumps(ids)) == want
+assert min(sys.getrefcount(i) for i in ids if i >= 257) > 2**30
+small_id = big.encode(",")[0]
+assert small_id is int("44")  # ids below 257 are Python's own small ints
+print("ok")
+"""
+
+
+def test_id_ints_are_ordinary_ints_that_outlive_their_tokenizer():
+    """The ints of id lists are byte copies of ints in a block the process never frees
+    (src/py/ints.rs). They must behave as ints, be one object per id, and stay valid after
+    their tokenizer is gone and a larger vocab has replaced the block. In a fresh process, so
+    that no earlier tokenizer has made the block already."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _INTS_SCRIPT], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+
+
 def test_batch_rejects_a_bare_string(pair):
     _, tok = pair("gpt2")
     with pytest.raises(TypeError, match="list of str"):
