@@ -258,6 +258,45 @@ def test_id_ints_are_ordinary_ints_that_outlive_their_tokenizer():
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
 
 
+def test_encode_called_from_a_finalizer_while_a_list_is_built(pair):
+    """The core reuses one buffer of ids per thread; a `__del__` the cyclic GC runs while a
+    list is being made (the list's allocation can start a collection) may encode again on
+    the same thread, and must get a buffer of its own."""
+    import gc
+
+    _, tok = pair("gpt2")
+    text = "hello world, " * 50
+    want = tok.encode_ordinary(text)
+    seen = []
+
+    class Garbage:
+        def __init__(self):
+            self.me = self  # a cycle: only the cyclic GC frees it
+
+        def __del__(self):
+            try:
+                seen.append(tok.encode_ordinary("nested") == tok.encode_ordinary("nested"))
+            except BaseException as e:  # exceptions in __del__ are only printed
+                seen.append(e)
+
+    core = tok._encoder  # called directly: nothing is allocated before the list
+    old = gc.get_threshold()
+    keep = []
+    try:
+        for call in [core.encode_ordinary, core.encode] * 25:
+            keep.append([[] for _ in range(100)])  # CPython's free list of lists is empty
+            gc.collect(0)  # the young generation's count starts again at 0
+            gc.set_threshold(1)  # so the second tracked allocation collects
+            Garbage()  # the first: unreachable at once, collected by the list's allocation
+            ids = call(text)
+            gc.set_threshold(*old)
+            assert ids == want
+    finally:
+        gc.set_threshold(*old)
+    gc.collect()  # any Garbage a collection elsewhere left behind
+    assert seen == [True] * 50
+
+
 def test_batch_rejects_a_bare_string(pair):
     _, tok = pair("gpt2")
     with pytest.raises(TypeError, match="list of str"):
