@@ -48,19 +48,21 @@ const SHORT: usize = 64;
 const TINY: usize = 24;
 /// Cached pre-tokens hold at most this many ids (inline, so the cache never allocates).
 const CACHE_IDS: usize = 4;
-/// log2 of the cache's sets: 16384 sets of two 32-byte slots (one cache line), 1 MB a
-/// thread. The whole-token table of o200k is 8 MB: a look-up there is a cache miss (a
-/// third of the time of the cache's misses), and BPE's pair look-ups another. Small enough
-/// for `encode_iterable` under an address-space limit 4 MB above the current size.
+/// log2 of the cache's sets: 32768 sets of two 32-byte slots (one cache line), 2 MB a
+/// thread that encodes, per encoder, made at its first encode. The whole-token table of
+/// o200k is 8 MB: a look-up there is a cache miss (a third of the time of the cache's
+/// misses), and BPE's pair look-ups are more; a hit that comes from L3 still costs less.
 /// 4096 slots of 48 bytes first (see [`Slot`]); 32-byte slots, 4096 or 8192, ran 1.0-1.3x
 /// as fast on documents (paired runs, median 1.07x). Then 2-way sets of a cache line each
 /// (see [`Set`]): 8192 of them over 4096, paired runs of 20-line documents, medians of
-/// 15-21: English 1.04-1.07x (gpt2, cl100k, o200k), Chinese 0.96-1.02x. Then 16384 over
-/// 8192 (fifth session; o200k English, one pass of 3 MB: 58.7k -> 47.6k misses, 40k of
-/// them first sightings): the benchmark's 3 MB again and again, English 1.07-1.12x (gpt2,
-/// cl100k, o200k), Chinese 0.99-1.03x, code 1.06x; a stream of new 3 MB slices, English
-/// 1.05-1.12x, Chinese 1.01x, code 1.02x.
-const CACHE_BITS: u32 = 14;
+/// 15-21: English 1.04-1.07x (gpt2, cl100k, o200k), Chinese 0.96-1.02x. In the fifth
+/// session (o200k English, one pass of 3 MB: misses 58.7k at 8192 sets, 47.6k at 16384,
+/// 42.6k at 32768; 40k are first sightings), 16384 over 8192: the benchmark's 3 MB again
+/// and again, English 1.07-1.12x, Chinese 0.99-1.03x, code 1.06x; a stream of new 3 MB
+/// slices, English 1.05-1.12x, Chinese 1.01x, code 1.02x. Then 32768 over 16384: repeated,
+/// o200k English 1.14x, Chinese 1.01x; a stream, English 1.06x (o200k), 1.04x (cl100k),
+/// code 1.02x, Chinese 1.02x.
+const CACHE_BITS: u32 = 15;
 /// log2 of the per-thread pair cache's slots: 16384 slots of 16 bytes, 256 KB, in L2 (1 MB
 /// here) next to the piece cache, while o200k's pair table is 4 MB.
 const PAIR_CACHE_BITS: u32 = 14;
