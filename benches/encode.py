@@ -32,14 +32,19 @@ VOCABS = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
 CORPORA = {"English": "en-prose", "Chinese": "zh-prose", "code": "code"}
 
 
-def text_of(name: str, nbytes: int) -> str:
+def text_of(name: str, nbytes: int, start: int = 0) -> str:
+    """About `nbytes` of a corpus from byte `start`, cut at line ends."""
     path = DATA / f"{name}.txt"
     if path.exists():
         with open(path, "rb") as f:
+            f.seek(start)
             data = f.read(nbytes)
     else:
         with lzma.open(SHARED / "corpora" / f"{name}.txt.xz") as f:
+            f.seek(start)
             data = f.read(nbytes)
+    if start:
+        data = data[data.find(b"\n") + 1 :]
     return data[: data.rfind(b"\n") + 1].decode("utf-8", errors="replace")
 
 
@@ -145,6 +150,36 @@ def bench_vocab(name: str, args) -> None:
     hf = load_hf(name)
     for label, corpus in CORPORA.items():
         bench_corpus(label, text_of(corpus, args.mb * 1_000_000), name, tok, enc, hf, args)
+    if args.stream:
+        for label, corpus in CORPORA.items():
+            bench_stream(label, corpus, tok, enc, args)
+
+
+def bench_stream(label: str, corpus: str, tok, enc, args) -> None:
+    """The 1-thread row on text never seen before: each round a new slice (after the ones
+    the other rows used), encoded by bytepair and tiktoken in turn. The other rows encode
+    the same text round after round, which bytepair's cache of pre-tokens remembers."""
+    nbytes = args.mb * 1_000_000
+    ratios, sizes, times = [], 0, 0.0
+    for r in range(args.runs):
+        text = text_of(corpus, nbytes, start=(r + 1) * nbytes)
+        lines = text.splitlines(keepends=True)
+        docs = ["".join(lines[i : i + 20]) for i in range(0, len(lines), 20)]
+        took = {}
+        # Who goes first alternates: the first reads the new text from memory.
+        for who in ("bytepair", "tiktoken")[:: 1 if r % 2 == 0 else -1]:
+            call = tok.encode_ordinary if who == "bytepair" else enc.encode_ordinary
+            t = CLOCK()
+            [call(d) for d in docs]
+            took[who] = CLOCK() - t
+        ratios.append(took["tiktoken"] / took["bytepair"])
+        sizes += len(text.encode("utf-8"))
+        times += took["bytepair"]
+    print(
+        f"  {label + ' stream':<18}bytepair {sizes / times / 1e6:7.1f} MB/s, tiktoken's speed "
+        f"x{statistics.median(ratios):.1f} (a new {args.mb} MB each round, median of "
+        f"{args.runs} rounds' ratios, range {min(ratios):.1f}-{max(ratios):.1f})"
+    )
 
 
 def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
@@ -302,6 +337,9 @@ def main() -> None:
     p.add_argument("--vocab", action="append", choices=list(VOCABS), help="default: all")
     p.add_argument("--cpu", action="store_true", help="time by process CPU time, not wall")
     p.add_argument("--no-pathological", action="store_true", help="skip the worst cases")
+    p.add_argument(
+        "--stream", action="store_true", help="also the 1-thread row on new text each round"
+    )
     args = p.parse_args()
     if args.cpu:
         global CLOCK
