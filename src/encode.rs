@@ -727,11 +727,7 @@ impl Encoder {
         let start = out.len();
         match self.whole.get(&key) {
             Some(&id) => out.push(id),
-            None if self.bpe_chars(piece, &mut cache.pairs, &mut cache.scratch, out) => {}
-            None => {
-                let hot = &mut cache.pairs;
-                self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))
-            }
+            None => self.bpe_uncached(piece, cache, out),
         }
         let got = &out[start..];
         if got.len() <= CACHE_IDS {
@@ -747,12 +743,22 @@ impl Encoder {
     fn encode_long_piece(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<Rank>) {
         match self.whole_long.get(piece) {
             Some(&id) => out.push(id),
-            None if self.bpe_chars(piece, &mut cache.pairs, &mut cache.scratch, out) => {}
-            None if piece.len() <= SHORT => {
-                let hot = &mut cache.pairs;
-                self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))
-            }
-            None => self.bpe_long(piece, out),
+            None => self.bpe_uncached(piece, cache, out),
+        }
+    }
+
+    /// BPE of a piece that is not one token: from whole characters when it qualifies, else
+    /// the scan or (long pieces) the heap, with pair look-ups through the thread's cache.
+    #[inline(always)]
+    fn bpe_uncached(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<Rank>) {
+        if self.bpe_chars(piece, &mut cache.pairs, &mut cache.scratch, out) {
+            return;
+        }
+        if piece.len() <= SHORT {
+            let hot = &mut cache.pairs;
+            self.bpe_short_with(piece, out, |a, b| self.hot_pair(hot, a, b))
+        } else {
+            self.bpe_long(piece, out)
         }
     }
 
