@@ -174,7 +174,8 @@ impl Splitter {
 }
 
 /// A loop over pieces for [`Splitter::with_piece_end`]: generic over `piece_end`, so each
-/// built-in splitter gets a copy of the loop with its splitter inlined.
+/// built-in splitter gets its own copy of the loop, with the work per piece inlined in it.
+/// (`piece_end` itself stays a call in the extension; inlining it too ran 0.87-0.92x.)
 pub trait TileLoop {
     type Output;
     fn run(self, piece_end: impl Fn(&[u8], usize) -> usize + Copy) -> Self::Output;
