@@ -7,11 +7,13 @@
 //!   a space: no alternative of any of them matches (non-space, space) inside one piece, and
 //!   the lookaheads (`(?!\S)`, `$`) are only on whitespace pieces, which cannot end just
 //!   before `c` here;
-//! - they also split before a visible ASCII character that follows `"\n"` preceded by a
-//!   visible ASCII character. The `"\n"` is a piece of its own, or the end of a piece (cl100k
-//!   and o200k glue punctuation to the newlines after it) whether the text ends there or
-//!   not. Why the character *before* the newline matters: gpt2's `\s++$` makes `" \n"` one
-//!   piece at the end of a text, but `" "`, `"\n"` in the middle of one.
+//! - they also split before a visible ASCII character other than `/` that follows `"\n"`
+//!   preceded by a visible ASCII character. The `"\n"` is a piece of its own, or the end of
+//!   a piece (cl100k and o200k glue punctuation to the newlines after it) whether the text
+//!   ends there or not. Why the character *before* the newline matters: gpt2's `\s++$` makes
+//!   `" \n"` one piece at the end of a text, but `" "`, `"\n"` in the middle of one. Why not
+//!   before `/`: o200k's punctuation piece also takes the slashes after its newlines
+//!   (`[\r\n/]*`), so `".\n/"` is one piece.
 //! - no occurrence of any special token touches bytes `c - 2 .. c + 1`.
 //!
 //! A custom pattern has no provable cut: a stream is cut only where its text is already cut
@@ -176,7 +178,7 @@ pub fn is_safe_cut(enc: &Encoder, text: &[u8], c: usize) -> bool {
     }
     let (a, b, x) = (text[c - 2], text[c - 1], text[c]);
     let text_ok = (b.is_ascii_graphic() && x == b' ')
-        || (a.is_ascii_graphic() && b == b'\n' && x.is_ascii_graphic());
+        || (a.is_ascii_graphic() && b == b'\n' && x.is_ascii_graphic() && x != b'/');
     if !text_ok {
         return false;
     }
@@ -464,6 +466,54 @@ mod tests {
         assert!(!is_safe_cut(&enc, t, 10)); // " \n|g": gpt2 would differ
         assert!(!is_safe_cut(&enc, t, 16)); // ">| h": touches the special token
         assert!(!is_safe_cut(&encoder(r"\S+|\s+", &[]), t, 2)); // custom pattern
+    }
+
+    #[test]
+    fn safe_cuts_are_where_the_splitters_cut() {
+        // Splitting at a safe cut must give the pieces of the whole text, for every
+        // built-in pattern, on text dense in the characters the rules look at.
+        let parts: [&[u8]; 12] = [
+            b"a",
+            b"Z",
+            b".",
+            b"/",
+            b" ",
+            b"\n",
+            b"\r",
+            b"'s",
+            b"1",
+            b"\t",
+            b"\xc3\xa9",
+            b"(",
+        ];
+        let mut seed = 7u64;
+        let mut text = Vec::new();
+        for _ in 0..20_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            text.extend_from_slice(parts[(seed >> 33) as usize % parts.len()]);
+        }
+        for pattern in ["gpt2", "cl100k", "o200k"] {
+            let enc = encoder(pattern, &[]);
+            let splitter = crate::split::Splitter::new(pattern).unwrap();
+            let whole = splitter.split(&text);
+            let mut cuts = 0;
+            for c in 0..text.len() {
+                if is_safe_cut(&enc, &text, c) {
+                    cuts += 1;
+                    let mut two = splitter.split(&text[..c]);
+                    two.extend(splitter.split(&text[c..]));
+                    assert_eq!(
+                        two,
+                        whole,
+                        "{pattern}: cut at {c} in {:?}",
+                        String::from_utf8_lossy(&text[c.saturating_sub(4)..c + 2])
+                    );
+                }
+            }
+            assert!(cuts > 1000, "{pattern}: only {cuts} safe cuts");
+        }
     }
 
     #[test]
