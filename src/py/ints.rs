@@ -82,24 +82,29 @@ impl Ints {
 /// The address of a block holding the ints of at least `len` ids, or `None` when this
 /// interpreter's objects cannot be copied into one.
 fn block(py: Python<'_>, len: usize) -> PyResult<Option<usize>> {
-    if len <= SMALL || !copyable(py, len)? {
+    if len <= SMALL {
         return Ok(None);
     }
     let mut current = BLOCK.lock().unwrap_or_else(|e| e.into_inner());
     if current.1 >= len {
+        // A block is only made for ids that copy (below).
         return Ok(Some(current.0));
     }
     // Grow by doubling at least, so a process loading ever larger vocabs leaks at most
-    // about twice the largest block.
-    let len = len.max((2 * current.1).min(MAX_IDS));
+    // about twice the largest block; the check is on the ids actually copied.
+    let grown = len.max((2 * current.1).min(MAX_IDS));
+    let (len, size) = match (copy_size(py, grown)?, copy_size(py, len)?) {
+        (Some(size), _) => (grown, size),
+        (None, Some(size)) => (len, size),
+        (None, None) => return Ok(None),
+    };
     let refcount = never_zero(py);
     let slots: &'static mut [Slot] = Box::leak(vec![Slot([0; STRIDE]); len].into_boxed_slice());
-    let size = int_size(py, len - 1)?;
     for (id, slot) in slots.iter_mut().enumerate().skip(SMALL) {
         let int = (id as u64).into_pyobject(py)?;
-        // SAFETY: `int` is a live int of `size` bytes (every id of the block has the size of
-        // the largest: one digit), `slot` is `STRIDE >= size` bytes of our own, and a
-        // default build's reference count is the object's first word.
+        // SAFETY: `int` is a live int of `size` bytes (every id of the block has that size:
+        // see `copy_size`), `slot` is `STRIDE >= size` bytes of our own, and a default
+        // build's reference count is the object's first word.
         unsafe {
             let dst = slot.0.as_mut_ptr();
             std::ptr::copy_nonoverlapping(int.as_ptr().cast::<u8>(), dst, size);
@@ -111,19 +116,22 @@ fn block(py: Python<'_>, len: usize) -> PyResult<Option<usize>> {
     Ok(Some(base))
 }
 
-/// Whether an int of an id below `len` can be copied into a slot: the object header is a
-/// reference count and a type pointer only (not a free-threaded or `Py_TRACE_REFS` build),
-/// and such an int fits in `STRIDE` bytes.
-fn copyable(py: Python<'_>, len: usize) -> PyResult<bool> {
+/// The size every int of an id in `SMALL..len` has, if they can be copied into slots: the
+/// object header is a reference count and a type pointer only (not a free-threaded or
+/// `Py_TRACE_REFS` build), the smallest and the largest of those ints have the same size
+/// (ints grow with their value), and it fits in `STRIDE` bytes.
+fn copy_size(py: Python<'_>, len: usize) -> PyResult<Option<usize>> {
     let header: usize = py
         .import("builtins")?
         .getattr("object")?
         .call0()?
         .call_method0("__sizeof__")?
         .extract()?;
-    Ok(header == 2 * std::mem::size_of::<usize>()
-        && int_size(py, SMALL)? == int_size(py, len - 1)?
-        && int_size(py, len - 1)? <= STRIDE)
+    let size = int_size(py, len - 1)?;
+    let fits = header == 2 * std::mem::size_of::<usize>()
+        && int_size(py, SMALL)? == size
+        && size <= STRIDE;
+    Ok(fits.then_some(size))
 }
 
 /// The bytes of the int `value`.
