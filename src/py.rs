@@ -75,6 +75,22 @@ mod encoder {
     /// than encoding them.
     const DETACH_BYTES: usize = 2048;
 
+    /// Runs `encode` on `bytes` into `ids` (room reserved first), without the GIL unless
+    /// the text is short.
+    fn detached<R: Send>(
+        py: Python<'_>,
+        bytes: &[u8],
+        ids: &mut Vec<Rank>,
+        encode: impl FnOnce(&[u8], &mut Vec<Rank>) -> R + Send,
+    ) -> R {
+        ids.reserve(bytes.len() / 3 + 1);
+        if bytes.len() < DETACH_BYTES {
+            encode(bytes, ids)
+        } else {
+            py.detach(|| encode(bytes, ids))
+        }
+    }
+
     pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<PyEncoder>()?;
         m.add_class::<PyStream>()?;
@@ -386,12 +402,9 @@ mod encoder {
         ) -> PyResult<Bound<'py, PyList>> {
             let bytes = str_bytes(checked_str(text)?)?;
             with_ids_buffer(|ids| {
-                ids.reserve(bytes.len() / 3 + 1);
-                if bytes.len() < DETACH_BYTES {
-                    self.inner.encode_ordinary_into(&bytes, ids)
-                } else {
-                    py.detach(|| self.inner.encode_ordinary_into(&bytes, ids))
-                };
+                detached(py, &bytes, ids, |b, ids| {
+                    self.inner.encode_ordinary_into(b, ids)
+                });
                 ids_list(py, &self.ints, ids)
             })
         }
@@ -576,7 +589,7 @@ mod encoder {
             self.encode_detached(py, &bytes, &policy, ids)
         }
 
-        /// `Encoder::encode_into`, without the GIL unless the text is short.
+        /// `Encoder::encode_into` through [`detached`].
         fn encode_detached(
             &self,
             py: Python<'_>,
@@ -584,12 +597,9 @@ mod encoder {
             policy: &SpecialPolicy,
             ids: &mut Vec<Rank>,
         ) -> PyResult<()> {
-            ids.reserve(bytes.len() / 3 + 1);
-            if bytes.len() < DETACH_BYTES {
-                self.inner.encode_into(bytes, policy, ids)
-            } else {
-                py.detach(|| self.inner.encode_into(bytes, policy, ids))
-            }
+            detached(py, bytes, ids, |b, ids| {
+                self.inner.encode_into(b, policy, ids)
+            })
             .map_err(|e| self.err(py, e))
         }
     }
