@@ -1137,6 +1137,7 @@ pub fn char_spans(text: &[u8], spans: &[(usize, usize)]) -> Vec<(usize, usize)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Lcg;
 
     fn bytes_vocab() -> Vec<(Rank, Vec<u8>)> {
         // Deliberately not identity: byte b gets id 255 - b.
@@ -1234,20 +1235,22 @@ mod tests {
             ],
         );
         let mut cache = PieceCache::default();
-        let mut seed = 12345u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut rng = Lcg(12345);
         let pieces: Vec<Vec<u8>> = (0..20_000)
-            .map(|_| (0..1 + next() % 15).map(|_| b"abcd"[next() % 4]).collect())
+            .map(|_| {
+                (0..1 + rng.below(15))
+                    .map(|_| b"abcd"[rng.below(4)])
+                    .collect()
+            })
             .collect();
         for round in 0..3 {
             for i in 0..pieces.len() {
                 // Later rounds revisit pieces out of order, so some are still cached.
-                let piece = &pieces[if round == 0 { i } else { next() % pieces.len() }];
+                let piece = &pieces[if round == 0 {
+                    i
+                } else {
+                    rng.below(pieces.len())
+                }];
                 let (mut cached, mut plain) = (Vec::new(), Vec::new());
                 enc.encode_piece(piece, &mut cache, &mut cached);
                 enc.bpe(piece, &mut plain);

@@ -446,6 +446,7 @@ pub fn npy_header(wide: bool, n: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Lcg;
 
     fn encoder(pattern: &str, specials: &[&str]) -> Encoder {
         let vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
@@ -486,13 +487,10 @@ mod tests {
             b"\xc3\xa9",
             b"(",
         ];
-        let mut seed = 7u64;
+        let mut rng = Lcg(7);
         let mut text = Vec::new();
         for _ in 0..20_000 {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            text.extend_from_slice(parts[(seed >> 33) as usize % parts.len()]);
+            text.extend_from_slice(parts[rng.below(parts.len())]);
         }
         for pattern in ["gpt2", "cl100k", "o200k"] {
             let enc = encoder(pattern, &[]);

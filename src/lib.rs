@@ -8,6 +8,7 @@
 //! - `encode`: the BPE encoder and decoder
 //! - `encode_bulk`: batches on a thread pool, bounded-memory streams, files to `.npy`
 //! - `error`: one error type whose messages name the bad value
+//! - `test_rng` (tests only): the deterministic generator the tests draw random input from
 //!
 //! Python bindings live only in `py.rs`, behind the `python` feature.
 
@@ -21,6 +22,9 @@ pub mod train;
 
 #[cfg(feature = "python")]
 mod py;
+
+#[cfg(test)]
+mod test_rng;
 
 /// A token id. Ids are dense: 0..vocab_size.
 pub type Rank = u32;

@@ -665,19 +665,8 @@ fn char_len(text: &[u8]) -> Option<usize> {
 mod tests {
     use super::super::Encoder;
     use super::MULTI;
+    use crate::test_rng::Lcg;
     use crate::Rank;
-
-    /// A tiny deterministic generator (no dependency needed for a test).
-    struct Lcg(u64);
-    impl Lcg {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 33) % n as u64) as usize
-        }
-    }
 
     const ALPHABET: [&str; 8] = ["a", "b", " ", "é", "è", "中", "文", "😀"];
 

@@ -1,0 +1,15 @@
+//! A tiny deterministic generator for the tests (no dependency needed for it).
+
+/// A 64-bit linear congruential generator (Knuth's MMIX constants), seeded by its field.
+pub(crate) struct Lcg(pub(crate) u64);
+
+impl Lcg {
+    /// A number in `0..n`, from the generator's high bits.
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
