@@ -48,6 +48,12 @@ def text_of(name: str, nbytes: int, start: int = 0) -> str:
     return data[: data.rfind(b"\n") + 1].decode("utf-8", errors="replace")
 
 
+def documents(text: str) -> list[str]:
+    """The text cut into documents of 20 lines (1-2 KB)."""
+    lines = text.splitlines(keepends=True)
+    return ["".join(lines[i : i + 20]) for i in range(0, len(lines), 20)]
+
+
 def strip_specials(text: str, specials: set[str]) -> str:
     for special in specials:
         text = text.replace(special, "")
@@ -163,8 +169,7 @@ def bench_stream(label: str, corpus: str, tok, enc, args) -> None:
     ratios, sizes, times = [], 0, 0.0
     for r in range(args.runs):
         text = text_of(corpus, nbytes, start=(r + 1) * nbytes)
-        lines = text.splitlines(keepends=True)
-        docs = ["".join(lines[i : i + 20]) for i in range(0, len(lines), 20)]
+        docs = documents(text)
         took = {}
         # Who goes first alternates: the first reads the new text from memory.
         for who in ("bytepair", "tiktoken")[:: 1 if r % 2 == 0 else -1]:
@@ -186,10 +191,9 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
     threads = os.cpu_count() or 1
     n = len(text.encode("utf-8"))
     assert tok.encode_ordinary(text) == enc.encode_ordinary(text), f"{name} {label} differs"
-    # Documents of 20 lines (1-2 KB): every library gets the same list, one at a time on
-    # one thread, then all at once in a batch. (HF is very slow on one huge string.)
-    lines = text.splitlines(keepends=True)
-    docs = ["".join(lines[i : i + 20]) for i in range(0, len(lines), 20)]
+    # Every library gets the same documents, one at a time on one thread, then all at once
+    # in a batch. (HF is very slow on one huge string.)
+    docs = documents(text)
     loop = lambda: [tok.encode_ordinary(d) for d in docs]  # noqa: E731
     batch_call = lambda: tok.encode_batch(docs, disallowed_special=())  # noqa: E731
     one = compare(
