@@ -48,7 +48,7 @@ const SHORT: usize = 64;
 const TINY: usize = 24;
 /// Cached pre-tokens hold at most this many ids (inline, so the cache never allocates).
 const CACHE_IDS: usize = 4;
-/// log2 of the cache's sets: 32768 sets of two 32-byte slots (one cache line), 2 MB a
+/// log2 of the cache's sets: 65536 sets of two 32-byte slots (one cache line), 4 MB a
 /// thread that encodes, per encoder, made at its first encode. The whole-token table of
 /// o200k is 8 MB: a look-up there is a cache miss (a third of the time of the cache's
 /// misses), and BPE's pair look-ups are more; a hit that comes from L3 still costs less.
@@ -61,8 +61,11 @@ const CACHE_IDS: usize = 4;
 /// and again, English 1.07-1.12x, Chinese 0.99-1.03x, code 1.06x; a stream of new 3 MB
 /// slices, English 1.05-1.12x, Chinese 1.01x, code 1.02x. Then 32768 over 16384: repeated,
 /// o200k English 1.14x, Chinese 1.01x; a stream, English 1.06x (o200k), 1.04x (cl100k),
-/// code 1.02x, Chinese 1.02x.
-const CACHE_BITS: u32 = 15;
+/// code 1.02x, Chinese 1.02x. Sixth session, 65536 over 32768 (simulated on a stream of
+/// o200k English, misses per 3 MB slice 23k -> 15k): repeated, o200k English 1.14-1.16x,
+/// code 1.08x, cl100k English 1.05x, Chinese 0.98-1.03x; a stream, o200k English
+/// 1.04-1.05x, code 1.03x, cl100k English 1.04x, Chinese 0.94-0.96x (gpt2's 0.94-0.99x).
+const CACHE_BITS: u32 = 16;
 /// log2 of the per-thread pair cache's slots: 16384 slots of 16 bytes, 256 KB, in L2 (1 MB
 /// here) next to the piece cache, while o200k's pair table is 4 MB.
 const PAIR_CACHE_BITS: u32 = 14;
