@@ -122,6 +122,31 @@ def test_long_single_pretokens_equal_tiktoken(pair, name):
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text[:3]
 
 
+def non_ascii_tokens(ranks: dict[bytes, int]) -> list[str]:
+    """The tokens with a multi-byte character that are whole characters, as text."""
+    out = []
+    for token in ranks:
+        if not token.isascii():
+            try:
+                out.append(token.decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_non_ascii_token_alone_equals_tiktoken(pair, name):
+    """Pieces with a multi-byte character skip bytepair's whole-token table (BPE rebuilds those
+    tokens anyway), and pieces that start with a CJK ideograph skip its piece cache: each such
+    token as a text of its own, twice (the cache's miss, then its hit), as tiktoken does."""
+    enc, tok = pair(name)
+    texts = non_ascii_tokens(enc._mergeable_ranks)
+    assert len(texts) > 500
+    want = [enc.encode_ordinary(t) for t in texts]
+    assert [tok.encode_ordinary(t) for t in texts] == want
+    assert [tok.encode_ordinary(t) for t in texts] == want
+
+
 def test_lone_surrogates_encode_as_replacement_character(pair):
     _, tok = pair("cl100k_base")
     assert tok.encode("a\ud800b") == tok.encode("a\ufffdb")
