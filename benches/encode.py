@@ -84,7 +84,7 @@ def wall(fn) -> float:
 def machine_scaling(threads: int) -> float:
     """How much faster `threads` threads run than one on work that needs no memory: SHA-256
     of 1 MB buffers (hashlib releases the GIL), the same total either way. On a shared VM
-    this moves from minute to minute (1.2-2.0x on 2 vCPUs here), so it is measured in the
+    this moves from minute to minute (1.1-2.0x on this VM's 2 vCPUs), so it is measured in the
     same rounds as the batch it puts in context."""
     import hashlib
     import threading

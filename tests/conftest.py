@@ -74,6 +74,19 @@ def tiktoken_encoding(tiktoken_cache):
 # -- encoding (tests/test_encode*.py) ---------------------------------------------------------
 
 
+def non_ascii_tokens(ranks: dict[bytes, int]) -> list[str]:
+    """The tokens of a rank table with a multi-byte character that are whole characters, as
+    text."""
+    out = []
+    for token in ranks:
+        if not token.isascii():
+            try:
+                out.append(token.decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+    return out
+
+
 @pytest.fixture(scope="session")
 def tiktoken_pair(tiktoken_encoding):
     """pair(name) -> (tiktoken.Encoding, bytepair.Tokenizer on the same ranks, specials and

@@ -9,7 +9,7 @@ import pickle
 import bytepair
 import pytest
 from bytepair import DisallowedSpecialError, Tokenizer
-from conftest import CORPORA, corpus_sample, shared
+from conftest import CORPORA, corpus_sample, non_ascii_tokens, shared
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -120,18 +120,6 @@ def test_long_single_pretokens_equal_tiktoken(pair, name):
     enc, tok = pair(name)
     for text in ["a" * 3000, "1" * 3000, "的" * 1500, "ab" * 1500, "\u00e9" * 2000]:
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text[:3]
-
-
-def non_ascii_tokens(ranks: dict[bytes, int]) -> list[str]:
-    """The tokens with a multi-byte character that are whole characters, as text."""
-    out = []
-    for token in ranks:
-        if not token.isascii():
-            try:
-                out.append(token.decode("utf-8"))
-            except UnicodeDecodeError:
-                pass
-    return out
 
 
 @pytest.mark.parametrize("name", NAMES)

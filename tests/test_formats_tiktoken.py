@@ -8,9 +8,8 @@ import bytepair
 import pytest
 from bytepair.errors import FormatError, VocabError
 from bytepair.formats import tiktoken as tt
-from conftest import shared
+from conftest import non_ascii_tokens, shared
 from formats_data import SPECIAL, samples, tiktoken_file, trained
-from test_encode import non_ascii_tokens
 
 # The split patterns Llama 3 and Qwen (v1) publish with their tiktoken-format files.
 LLAMA3_PATTERN = (
