@@ -76,6 +76,9 @@ pub fn encode_batch<T: AsRef<[u8]> + Sync>(
 /// Input bytes per block of [`encode_batch_each`]: small enough that the caller gets its
 /// first results early, big enough that a block's hand-off costs nothing next to it.
 const BATCH_BLOCK: usize = 64 << 10;
+/// The smaller blocks at the end of a batch, and how many big blocks' worth per thread.
+const TAIL_BLOCK: usize = 8 << 10;
+const TAIL_BLOCKS: usize = 2;
 
 /// The ids of one block of texts and the index of its first text.
 pub type Block = (usize, Vec<Vec<Rank>>);
@@ -100,13 +103,29 @@ pub fn encode_batch_each<T: AsRef<[u8]> + Sync>(
     sink: &mut dyn FnMut(Block) -> Result<(), Error>,
 ) -> Result<(), Error> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-    // Blocks of consecutive texts of about BATCH_BLOCK bytes.
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    // Blocks of consecutive texts of about BATCH_BLOCK bytes, then TAIL_BLOCK for the last
+    // TAIL_BLOCKS blocks' worth per thread: whoever finishes first then waits less for the
+    // last block of another thread (and its lists). Paired batches of 3 MB, medians of
+    // 21-31: 1.00-1.04x over 64 KB blocks to the end (gpt2, cl100k, o200k; English,
+    // Chinese, code), median about 1.02x.
+    let mut left: usize = texts.iter().map(|t| t.as_ref().len()).sum();
     let mut blocks = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (i, t) in texts.iter().enumerate() {
         bytes += t.as_ref().len();
-        if bytes >= BATCH_BLOCK || i + 1 == texts.len() {
+        let size = if left > TAIL_BLOCKS * threads * BATCH_BLOCK {
+            BATCH_BLOCK
+        } else {
+            TAIL_BLOCK
+        };
+        if bytes >= size || i + 1 == texts.len() {
             blocks.push(start..i + 1);
+            left -= bytes;
             (start, bytes) = (i + 1, 0);
         }
     }
@@ -115,11 +134,6 @@ pub fn encode_batch_each<T: AsRef<[u8]> + Sync>(
             .iter()
             .map(|t| enc.encode(t.as_ref(), policy))
             .collect()
-    };
-    let threads = if threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        threads
     };
     if blocks.len() <= 1 || threads == 1 {
         for (n, b) in blocks.iter().enumerate() {
