@@ -193,7 +193,8 @@ def test_specials_match_leftmost_longest():
 @pytest.mark.parametrize("threads", [None, 1, 2])
 def test_batch_equals_a_loop(pair, threads):
     _, tok = pair("o200k_base")
-    # 270 KB: several of the core's 64 KB blocks, handed over as they finish.
+    # 270 KB: a 64 KB block of the core, then its 8 KB blocks of the tail, handed over as they
+    # finish.
     docs = [sample_text(c, 100_000)[i * 997 : i * 997 + 900] for c in CORPORA for i in range(100)]
     docs += ["", "<|endoftext|>", "a\ud800"]
     want = [tok.encode(d, allowed_special="all") for d in docs]
