@@ -118,7 +118,11 @@ pub fn encode_batch_each<T: AsRef<[u8]> + Sync>(
     let (mut start, mut bytes) = (0, 0);
     for (i, t) in texts.iter().enumerate() {
         bytes += t.as_ref().len();
-        let size = if left > TAIL_BLOCKS.saturating_mul(threads) * BATCH_BLOCK {
+        let size = if left
+            > TAIL_BLOCKS
+                .saturating_mul(threads)
+                .saturating_mul(BATCH_BLOCK)
+        {
             BATCH_BLOCK
         } else {
             TAIL_BLOCK
