@@ -429,16 +429,15 @@ impl Encoder {
             }
             match short_key(&t) {
                 Some(k) => {
-                    whole.insert(k, id);
                     if !built {
                         unbuilt.insert(k, id);
                     }
-                }
-                None if !built => {
-                    unbuilt_long.insert(t.clone(), id);
-                    whole_long.insert(t, id);
+                    whole.insert(k, id);
                 }
                 None => {
+                    if !built {
+                        unbuilt_long.insert(t.clone(), id);
+                    }
                     whole_long.insert(t, id);
                 }
             }
