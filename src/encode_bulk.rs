@@ -113,20 +113,15 @@ pub fn encode_batch_each<T: AsRef<[u8]> + Sync>(
     // last block of another thread (and its lists). Paired batches of 3 MB, medians of
     // 21-31: 1.00-1.04x over 64 KB blocks to the end (gpt2, cl100k, o200k; English,
     // Chinese, code), median about 1.02x.
+    let tail = TAIL_BLOCKS
+        .saturating_mul(threads)
+        .saturating_mul(BATCH_BLOCK);
     let mut left: usize = texts.iter().map(|t| t.as_ref().len()).sum();
     let mut blocks = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (i, t) in texts.iter().enumerate() {
         bytes += t.as_ref().len();
-        let size = if left
-            > TAIL_BLOCKS
-                .saturating_mul(threads)
-                .saturating_mul(BATCH_BLOCK)
-        {
-            BATCH_BLOCK
-        } else {
-            TAIL_BLOCK
-        };
+        let size = if left > tail { BATCH_BLOCK } else { TAIL_BLOCK };
         if bytes >= size || i + 1 == texts.len() {
             blocks.push(start..i + 1);
             left -= bytes;
