@@ -47,6 +47,30 @@ def corpus_sample(name: str, nbytes: int = 200_000) -> bytes:
     return data[: cut + 1] if cut > 0 else data
 
 
+@cache
+def _corpus_lines(name: str) -> list[bytes]:
+    with lzma.open(shared("corpora", f"{name}.txt.xz")) as f:
+        return f.read().splitlines(keepends=True)
+
+
+@cache
+def corpus_documents(name: str, count: int = 200, lines: int = 20) -> tuple[bytes, ...]:
+    """`count` documents of `lines` lines drawn from across the whole of a shared corpus:
+    the corpus's lines cut into `count` equal strata, one document starting at a seeded
+    random line of each. `multilingual` is grouped by language, so a prefix would see only
+    its first languages; strata see every part of every corpus."""
+    import random
+
+    all_lines = _corpus_lines(name)
+    rng = random.Random(f"{name}/{count}/{lines}")
+    stratum = max(1, (len(all_lines) - lines) // count)
+    docs = []
+    for i in range(count):
+        start = min(i * stratum + rng.randrange(stratum), max(0, len(all_lines) - lines))
+        docs.append(b"".join(all_lines[start : start + lines]))
+    return tuple(docs)
+
+
 @pytest.fixture(scope="session")
 def tiktoken_cache(tmp_path_factory) -> Path:
     """Makes tiktoken.get_encoding work offline for gpt2, r50k_base, cl100k_base, o200k_base."""
