@@ -36,7 +36,8 @@ class Tokenizer:
     (earliest = highest priority); ``merges=None`` means the vocab is a rank table, as in a
     ``.tiktoken`` file, and encoding follows tiktoken's rule (merge the adjacent pair whose
     concatenation has the lowest rank). ``special_tokens`` is a list (each token keeps the id
-    its bytes already have in the vocab, or takes the next free id) or a dict of token to id.
+    its bytes already have in the vocab, or takes the next free id) or a dict of token to id;
+    None means none (CS336's ``get_tokenizer`` passes None).
     ``pattern`` is a name (``gpt2``, ``cl100k``, ``o200k``) or a custom regex.
     """
 
@@ -44,7 +45,7 @@ class Tokenizer:
         self,
         vocab: Mapping[int, bytes],
         merges: Sequence[Merge] | None = None,
-        special_tokens: Sequence[str] | Mapping[str, int] = (),
+        special_tokens: Sequence[str] | Mapping[str, int] | None = None,
         pattern: str = "gpt2",
     ):
         self._pattern = patterns.resolve(pattern)
@@ -400,10 +401,11 @@ class Tokenizer:
         cls,
         vocab_path: str | os.PathLike,
         merges_path: str | os.PathLike,
-        special_tokens: Sequence[str] = (),
+        special_tokens: Sequence[str] | None = None,
         pattern: str = "gpt2",
     ) -> Tokenizer:
-        """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``)."""
+        """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``);
+        ``special_tokens=None`` means none."""
         from bytepair.formats import gpt2
 
         vocab, merges = gpt2.read(vocab_path, merges_path)
@@ -450,10 +452,12 @@ def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
 
 
 def _checked_special_tokens(
-    special_tokens: Sequence[str] | Mapping[str, int],
+    special_tokens: Sequence[str] | Mapping[str, int] | None,
     ranks: dict[bytes, int],
     vocab: dict[int, bytes],
 ) -> dict[str, int]:
+    if special_tokens is None:
+        return {}
     if isinstance(special_tokens, str):
         raise SpecialTokenError(
             f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
