@@ -98,7 +98,7 @@ def test_hand_derived_left_padding():
 
 def test_no_pad_token_is_a_clear_error():
     tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], [EOT])
-    with pytest.raises(SpecialTokenError, match="no pad token.*pad_token="):
+    with pytest.raises(SpecialTokenError, match=r"no pad token.*pad_token="):
         tok.encode_batch_padded(["a"])
     with pytest.raises(SpecialTokenError, match="'<pad>' is not a token"):
         tok.encode_batch_padded(["a"], pad_token="<pad>")

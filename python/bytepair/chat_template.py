@@ -73,7 +73,8 @@ def select(configured, chat_template: str | None, special_tokens: Mapping[str, i
         raise ChatTemplateError(
             "this tokenizer has no chat template: no tokenizer_config.json gives one, and it "
             f"lacks the special tokens {' and '.join(CHATML_TOKENS)} of the built-in ChatML "
-            "template. Pass chat_template=, or train with those special tokens"
+            "template. Pass chat_template= (bytepair tokenize: --chat-template), or train with "
+            "those special tokens"
         )
     return template
 
