@@ -19,6 +19,7 @@ import bisect
 import contextlib
 import functools
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
@@ -40,6 +41,8 @@ CHATML = (
 CHATML_TOKENS = ("<|im_start|>", "<|im_end|>")
 
 Message = Mapping[str, object]
+
+_TRACKING = threading.Lock()
 
 
 def template_of(configured, special_tokens: Mapping[str, int]):
@@ -195,7 +198,8 @@ def render(
     try:
         if not track:
             return compiled.render(**context), spans
-        with compiled.environment.track_generation(blocks, spans):
+        # The marks' extension lives on the shared environment: one tracked render at a time.
+        with _TRACKING, compiled.environment.track_generation(blocks, spans):
             blocks.extend(compiled.generate(**context))
     except template_error as e:
         raise ChatTemplateError(f"the chat template failed: {e}") from None
