@@ -10,9 +10,9 @@ import stat
 
 import bytepair
 import pytest
+from bytepair import TokenizerConfig, chat_template
 from bytepair.errors import FormatError
 from bytepair.formats import tokenizer_config
-from bytepair.formats.tokenizer_config import TokenizerConfig
 from tutorial_tokenizer import EOT, auto_tokenizer, documents, tutorial_tokenizer
 
 
@@ -29,7 +29,7 @@ def test_save_into_a_folder_gives_auto_tokenizer_its_tokens(tmp_path):
         None,
     )
     assert hf.pad_token_id == tok.special_tokens["<pad>"]
-    assert hf.chat_template == bytepair.chat_template.CHATML
+    assert hf.chat_template == chat_template.CHATML
     for text in documents()[:60]:
         assert hf.encode(text) == tok.encode(text)
         # Decoding keeps the spaces before punctuation, as bytepair's decode does.
