@@ -94,6 +94,8 @@ def test_hand_derived_left_padding():
     assert batch["attention_mask"].tolist() == [[0, 1, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]
     by_id = tok.encode_batch_padded(["ab", "c"], pad_token=0, max_length=1, truncation=True)
     assert by_id["input_ids"].tolist() == [[97], [99]]
+    by_text = tok.encode_batch_padded(["bb", "b"], pad_token="a")  # an ordinary token
+    assert by_text["input_ids"].tolist() == [[98, 98], [98, 97]]
 
 
 def test_no_pad_token_is_a_clear_error():

@@ -38,13 +38,13 @@ def pad_id(tok, pad_token: str | int | None) -> int:
         return pad_token
     if pad_token in tok.special_tokens:
         return tok.special_tokens[pad_token]
-    ids = [i for i, b in tok.vocab.items() if b == pad_token.encode("utf-8")]
-    if not ids:
+    i = tok._ranks.get(pad_token.encode("utf-8"))  # an ordinary token may pad too
+    if i is None:
         raise SpecialTokenError(
             f"pad token {pad_token!r} is not a token of this tokenizer (special tokens: "
             f"{sorted(tok.special_tokens)!r})"
         )
-    return ids[0]
+    return i
 
 
 def target_length(
