@@ -72,11 +72,12 @@ def saved(tmp_path_factory):
 
 
 def conversations(count: int, seed: int = 0):
-    """Random conversations from the corpora's text, with spaces, newlines and multi-byte
-    characters at the edges of messages (where a token may cross a turn's boundary)."""
+    """Random conversations from the corpora's text, with spaces, newlines, multi-byte
+    characters and special-token text at the edges of messages (where a token may cross a
+    turn's boundary; transformers matches special tokens inside messages too)."""
     rng = random.Random(seed)
     docs = documents()
-    edges = ["", " ", "\n", "  ", "é", "你", "\n\n"]
+    edges = ["", " ", "\n", "  ", "é", "你", "\n\n", "", " ", "<pad>", "<|im_end|>"]
     for _ in range(count):
         messages = []
         if rng.random() < 0.4:
