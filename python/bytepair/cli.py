@@ -5,6 +5,7 @@
     bytepair decode -t tok.json < ids.txt                # the text back, byte for byte
     bytepair encode -t tok.json corpus.txt -o corpus.npy # uint16/uint32 array (encode_file)
     bytepair tokenize -t o200k_base "strawberry"         # token boundaries in colour
+    bytepair tokenize -t tok/ --chat conversation.json   # by role; the assistant mask
     bytepair inspect tok.json
     bytepair compare gpt2 o200k_base tok.json --corpus en.txt zh.txt --plot out.png
     bytepair convert tok.json tok.tiktoken
