@@ -113,6 +113,11 @@ impl Splitter {
         &self.pattern
     }
 
+    /// Whether a hand-written splitter runs it: only those have provable safe cuts.
+    pub fn is_builtin(&self) -> bool {
+        !matches!(self.engine, Engine::Regex(_))
+    }
+
     /// Calls `f` on each piece of `text`, in order. The pieces concatenate to `text` exactly.
     pub fn for_each<'a, F: FnMut(&'a [u8])>(&self, text: &'a [u8], mut f: F) {
         let _ = self.try_for_each(text, |p| {

@@ -86,7 +86,9 @@ class Tokenizer:
         """The merges, earliest (highest priority) first.
 
         For a rank table (``merges=None``) they are derived once, in Rust: each multi-byte
-        token's merge is the last step of rank-BPE on its bytes using only lower ranks.
+        token's merge is the last step of tiktoken's BPE on its bytes (its parts may rank
+        above it in an extended vocab), in the order of the tokens' ranks; a token no merge
+        reaches has none.
         """
         if self._merges is None:
             self._merges = [tuple(m) for m in self._encoder.merges()]
@@ -278,7 +280,7 @@ class Tokenizer:
         """
         from bytepair import flat_batch
 
-        policy = self._batch_policy(allowed_special, disallowed_special)
+        policy = self._policy(allowed_special, disallowed_special)
         return flat_batch.encode(self, texts, policy=policy, threads=_threads(threads))
 
     def encode_batch_padded(
@@ -322,15 +324,9 @@ class Tokenizer:
             padding=padding,
             padding_side=padding_side,
             pad_to_multiple_of=pad_to_multiple_of,
-            policy=self._batch_policy(allowed_special, disallowed_special),
+            policy=self._policy(allowed_special, disallowed_special),
             threads=_threads(threads),
         )
-
-    def _batch_policy(self, allowed_special: SpecialSet, disallowed_special: SpecialSet):
-        """None for tiktoken's default policy (the core's fast path), else the pair."""
-        if not allowed_special and disallowed_special == "all":
-            return None
-        return self._special_policy(allowed_special, disallowed_special)
 
     def apply_chat_template(
         self,
