@@ -10,24 +10,19 @@ en       1.00
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 from collections.abc import Mapping
 
+from bytepair.corpus_files import open_corpus
 from bytepair.errors import BytepairError
 from bytepair.report import bytes_per_token, regular_tokens
 from bytepair.tokenizer import Tokenizer
-
-_OPENERS = {".xz": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
 
 
 def read_corpus(path: str | os.PathLike, max_bytes: int | None) -> bytes:
     """The first ``max_bytes`` of a corpus (``.xz``, ``.gz``, ``.bz2`` are decompressed),
     cut back to a whole line so that the last word is not cut in two."""
-    opener = _OPENERS.get(os.path.splitext(os.fspath(path))[1], open)
-    with opener(path, "rb") as f:
+    with open_corpus(path) as f:
         data = f.read() if max_bytes is None else f.read(max_bytes)
     if max_bytes is not None and len(data) == max_bytes:
         cut = data.rfind(b"\n")

@@ -370,6 +370,18 @@ class Tokenizer:
         ids = self.encode(text, allowed_special="all")
         return [self._decoder[i].decode("utf-8", errors="replace") for i in ids]
 
+    def audit(self, corpus=None, *, threads: int | None = None):
+        """The tokens worth looking at: unreachable, undecodable, duplicated, and with a
+        corpus (paths) the unused ones. See ``bytepair.audit`` and docs/audit.md.
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).audit().unreachable
+        {}
+        """
+        from bytepair import audit
+
+        return audit.audit(self, corpus, threads=threads)
+
     # -- files ------------------------------------------------------------------------------
 
     @classmethod
