@@ -2,9 +2,9 @@
 
 Land & Bartolo 2024 ("Fishing for Magikarp") find under-trained "glitch" tokens in two
 steps; the first needs only the tokenizer: a token is *unreachable* when its own text does
-not encode to it, so a model trained on the tokenizer's output never sees it. The second
-counts the tokens on the model's training data: a token that never occurs there
-(*unused*) keeps its random embedding. docs/audit.md defines every field.
+not encode to it, so it occurs only inside longer text, if at all. The second counts the
+tokens on the model's training data: a token that never occurs there (*unused*) keeps its
+random embedding. docs/audit.md defines every field.
 
 >>> import bytepair
 >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"ab", 258: b"abc"}
@@ -102,9 +102,6 @@ def audit(
     tokens on it."""
     regular = {i: b for i, b in tok.vocab.items() if i not in set(tok.special_tokens.values())}
     counts = None if corpus is None else count_tokens(tok, corpus)
-    unused = None
-    if counts is not None:
-        unused = [i for i in sorted(regular) if i not in counts]
     return Audit(
         vocab=tok.vocab,
         special_ids=frozenset(tok.special_tokens.values()),
@@ -113,8 +110,19 @@ def audit(
         duplicates=duplicates(tok.vocab),
         special_as_text=special_as_text(tok),
         counts=counts,
-        unused=unused,
+        unused=None if counts is None else unused(tok, counts),
     )
+
+
+def unused(tok: Tokenizer, counts: Mapping[int, int]) -> list[int]:
+    """The regular tokens that ``counts`` (id -> occurrences) never saw, by id.
+
+    >>> import bytepair
+    >>> unused(bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []), {0: 3})[:2]
+    [1, 2]
+    """
+    special = set(tok.special_tokens.values())
+    return [i for i in sorted(tok.vocab) if i not in special and not counts.get(i)]
 
 
 def unreachable(
