@@ -23,7 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bytepair import _core
+from bytepair.compare import _grid
 from bytepair.corpus_files import checked_paths, open_corpus
+from bytepair.report import token_repr
 from bytepair.show import is_text
 from bytepair.tokenizer import Tokenizer
 
@@ -213,3 +215,87 @@ def count_tokens(
             while part := list(itertools.islice(ids, 1 << 16)):
                 counts.update(part)
     return dict(sorted(counts.items()))
+
+
+def render(report: Audit, n: int = 10) -> str:
+    """The audit as ``bytepair inspect --audit`` prints it: each finding with a count and
+    up to ``n`` examples.
+
+    >>> import bytepair
+    >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"a "}, [(b"a", b" ")])
+    >>> print(render(audit(tok), 2).splitlines()[1])
+    unreachable  1 (their own text encodes as other tokens)
+    """
+    vocab = report.vocab
+
+    def show(i: int) -> str:
+        return f"{i:>8}  {token_repr(vocab[i])}"
+
+    lines = [
+        f"audit of {report.regular_size:,} regular tokens and "
+        f"{len(report.special_ids):,} special tokens",
+        f"unreachable  {len(report.unreachable):,} (their own text encodes as other tokens)",
+    ]
+    for i, ids in itertools.islice(report.unreachable.items(), n):
+        lines.append(f"{show(i)}  ->  " + " + ".join(token_repr(vocab[j]) for j in ids))
+    # The 128 bytes 80..ff are undecodable in every byte-level vocabulary: the examples are
+    # the longer pieces, which say where the vocabulary cuts characters.
+    pieces = [i for i in report.undecodable if len(vocab[i]) > 1]
+    lines.append(
+        f"undecodable  {len(report.undecodable):,} (not valid UTF-8 alone: pieces of "
+        f"characters; {len(report.undecodable) - len(pieces):,} of them single bytes)"
+    )
+    lines += [show(i) for i in pieces[:n]]
+    lines.append(f"duplicates   {len(report.duplicates):,} (ids that share their bytes)")
+    lines += [
+        "  " + ", ".join(str(i) for i in ids) + f"  {token_repr(vocab[ids[0]])}"
+        for ids in report.duplicates[:n]
+    ]
+    lines.append(
+        f"special as text  {len(report.special_as_text):,} "
+        "(special tokens whose text is also one regular token)"
+    )
+    lines += [f"  {text!r} -> {i}" for text, i in list(report.special_as_text.items())[:n]]
+    if report.counts is None or report.unused is None:
+        lines.append("unused       (no corpus: pass --corpus FILES to count the tokens)")
+        return "\n".join(lines)
+    total = sum(report.counts.values())
+    multi = [i for i in report.unused if len(vocab[i]) > 1]
+    lines.append(
+        f"unused       {len(report.unused):,} of {report.regular_size:,} regular tokens "
+        f"({100 * len(report.unused) / max(1, report.regular_size):.1f}%) never occur in the "
+        f"corpus's {total:,} tokens; {len(report.unused) - len(multi):,} of them single bytes"
+    )
+    # The earliest merges among them first: frequent in the tokenizer's training text, yet
+    # absent from this corpus, the signature of SolidGoldMagikarp.
+    lines += [show(i) for i in multi[:n]]
+    lines.append("most frequent:")
+    top = sorted(report.counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    lines += [f"{show(i)}  {count:,}" for i, count in top]
+    return "\n".join(lines)
+
+
+def summary_table(
+    tokenizers: Mapping[str, Tokenizer], counts: Mapping[str, Mapping[int, int]]
+) -> str:
+    """One row per tokenizer: its regular tokens, how many are unreachable or undecodable,
+    and how many ``counts`` (tokenizer -> id -> occurrences) never saw.
+
+    >>> import bytepair
+    >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    >>> print(summary_table({"bytes": tok}, {"bytes": {97: 2}}))
+    tokenizer  regular  unreachable  undecodable       unused
+    bytes          256            0          128  255 (99.6%)
+    """
+    rows = {}
+    for name, tok in tokenizers.items():
+        found = audit(tok)
+        never = unused(tok, counts[name])
+        rows[name] = {
+            "regular": f"{found.regular_size:,}",
+            "unreachable": f"{len(found.unreachable):,}",
+            "undecodable": f"{len(found.undecodable):,}",
+            "unused": f"{len(never):,} ({100 * len(never) / max(1, found.regular_size):.1f}%)",
+        }
+    columns = ["regular", "unreachable", "undecodable", "unused"]
+    return _grid("tokenizer", list(rows), columns, lambda t, c: rows[t][c])

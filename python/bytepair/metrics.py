@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from bytepair.compare import _grid
 from bytepair.errors import CorpusError
 from bytepair.tokenizer import Tokenizer
 
@@ -143,3 +144,49 @@ def compare(
         c: {t: measure(tok, data, alpha) for t, tok in tokenizers.items()}
         for c, data in corpora.items()
     }
+
+
+_COLUMNS = {
+    "tokens": lambda m: f"{m.tokens:,}",
+    "bytes/token": lambda m: f"{m.bytes_per_token:.2f}",
+    "tokens/word": lambda m: "n/a" if math.isnan(m.fertility) else f"{m.fertility:.2f}",
+    "Rényi eff.": lambda m: f"{m.renyi_efficiency:.4f}",
+    "vocab used": lambda m: f"{100 * m.vocab_used:.2f}%",
+}
+
+
+def table(results: Mapping[str, Mapping[str, Metrics]]) -> str:
+    """:func:`compare`'s result as text: per corpus, one row per tokenizer.
+
+    >>> import bytepair
+    >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    >>> print(table(compare({"bytes": tok}, {"en": b"abab"})))
+    on en (4 bytes, 1 word):
+    tokenizer  tokens  bytes/token  tokens/word  Rényi eff.  vocab used
+    bytes           4         1.00         4.00      0.1250       0.78%
+    """
+    blocks = []
+    for corpus, row in results.items():
+        first = next(iter(row.values()))
+        words = f"{first.words:,} word" + ("" if first.words == 1 else "s")
+        title = f"on {corpus} ({first.bytes:,} bytes, {words}):"
+        body = _grid(
+            "tokenizer", list(row), list(_COLUMNS), lambda t, c, row=row: _COLUMNS[c](row[t])
+        )
+        blocks.append(f"{title}\n{body}")
+    return "\n\n".join(blocks)
+
+
+def parity_table(results: Mapping[str, Mapping[str, Metrics]], reference: str) -> str:
+    """Each tokenizer's :func:`parity` on every corpus, relative to ``reference``.
+
+    >>> import bytepair
+    >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    >>> print(parity_table(compare({"bytes": tok}, {"en": b"ab", "de": b"abc"}), "en"))
+    tokenizer    en    de
+    bytes      1.00  1.50
+    """
+    corpora = list(results)
+    names = list(next(iter(results.values()))) if results else []
+    ratios = {t: parity({c: results[c][t].tokens for c in corpora}, reference) for t in names}
+    return _grid("tokenizer", names, corpora, lambda t, c: f"{ratios[t][c]:.2f}")
