@@ -102,11 +102,12 @@ def audit(
     """Audits every token of ``tok``; with ``corpus`` (a path or a list of paths, as
     ``train`` takes them; ``.xz``, ``.gz``, ``.bz2`` are decompressed), also counts the
     tokens on it."""
-    regular = {i: b for i, b in tok.vocab.items() if i not in set(tok.special_tokens.values())}
+    special = frozenset(tok.special_tokens.values())
+    regular = {i: b for i, b in tok.vocab.items() if i not in special}
     counts = None if corpus is None else count_tokens(tok, corpus)
     return Audit(
         vocab=tok.vocab,
-        special_ids=frozenset(tok.special_tokens.values()),
+        special_ids=special,
         unreachable=unreachable(tok, regular, threads=threads),
         undecodable=sorted(i for i, b in regular.items() if not is_text(b)),
         duplicates=duplicates(tok.vocab),
