@@ -86,6 +86,26 @@ def test_llama3_matches_tiktoken(llama3):
     assert len(report.undecodable) == sum(not show.is_text(t) for t in enc._mergeable_ranks)
 
 
+def test_a_merges_file_matches_hf_tokenizers():
+    # GPT-2's tokenizer.json is a merge list (not a rank table): HF tokenizers is the oracle.
+    import tokenizers
+
+    path = shared("fixtures", "tokenizers", "gpt2", "tokenizer.json")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    tok = bytepair.Tokenizer.load(path)
+    special = set(tok.special_tokens.values())
+    expected = {}
+    for i, token in tok.vocab.items():
+        if i not in special and show.is_text(token):
+            ids = hf.encode(token.decode("utf-8"), add_special_tokens=False).ids
+            if ids != [i]:
+                expected[i] = ids
+    report = tok.audit()
+    texts = {i: ids for i, ids in report.unreachable.items() if show.is_text(tok.vocab[i])}
+    assert texts == expected
+    assert len(report.undecodable) == sum(not show.is_text(t) for t in tok.vocab.values())
+
+
 def test_corpus_counts_match_tiktoken(tiktoken_pair, tmp_path):
     enc, tok = tiktoken_pair("cl100k_base")
     data = corpus_sample("en-prose", 150_000) + b"<|endoftext|>" + corpus_sample("code", 50_000)
