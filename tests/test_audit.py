@@ -142,6 +142,18 @@ def test_pattern_makes_a_token_unreachable():
     assert tok.audit().unreachable == {256: [97, 32]}
 
 
+def test_a_rank_table_reaches_each_whole_piece_as_tiktoken_does():
+    # Rank-BPE on "abcd" would stop at a, bc, d (no "abc", no "bcd"); tiktoken, and so
+    # bytepair, encode a piece that is itself a token as that token.
+    import tiktoken
+
+    ranks = {bytes([i]): i for i in range(256)} | {b"bc": 256, b"abcd": 257}
+    enc = tiktoken.Encoding("abcd", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    assert enc.encode("abcd") == [257] and enc.encode("xabcd") == [120, 97, 256, 100]
+    tok = bytepair.Tokenizer({r: t for t, r in ranks.items()}, None, pattern=r"\S+|\s+")
+    assert tok.audit().unreachable == tiktoken_unreachable(enc) == {}
+
+
 def test_a_piece_of_a_character_is_encoded_as_one_piece():
     # c3 a9 c3 ("é" then a lead byte) is learned as é + c3, but a9 + c3 comes first.
     vocab = BYTES | {256: b"\xa9\xc3", 257: b"\xc3\xa9", 258: b"\xc3\xa9\xc3"}

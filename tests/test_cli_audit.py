@@ -13,7 +13,9 @@ import struct
 
 import bytepair
 import pytest
-from test_audit import tiktoken_unreachable
+from bytepair import patterns
+from conftest import shared
+from test_audit import LLAMA3_PATTERN, tiktoken_unreachable
 from test_cli import assert_usage_error, ok, run
 
 BYTES = {i: bytes([i]) for i in range(256)}
@@ -54,6 +56,25 @@ def test_inspect_audit_json_matches_tiktoken(tiktoken_encoding):
     assert found["counts"] is None and found["unused"] is None
 
 
+def test_inspect_audit_of_llama3_needs_its_pattern():
+    path = shared("fixtures", "tokenizers", "llama3", "tokenizer.model")
+    found = json.loads(ok(run("inspect", path, "--audit", "--json", "--pattern", LLAMA3_PATTERN)))
+    assert found["regular_tokens"] == 128_000
+    assert found["unreachable"] == []  # tiktoken with the same pattern: tests/test_audit.py
+    # The file does not store its pattern: with gpt2's, thousands of tokens are cut apart.
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(path))
+    gpt2 = tiktoken.Encoding(
+        "l3-gpt2", pat_str=patterns.resolve("gpt2"), mergeable_ranks=ranks, special_tokens={}
+    )
+    found = json.loads(ok(run("inspect", path, "--audit", "--json")))
+    expected = tiktoken_unreachable(gpt2)
+    assert {u["id"]: u["encodes_as"] for u in found["unreachable"]} == expected
+    assert len(expected) > 20_000
+
+
 def test_inspect_audit_with_a_corpus(tmp_path, a_space_tok):
     corpus = tmp_path / "c.txt"
     corpus.write_bytes(b"a a")  # a, " ", a: "a " never forms, 254 bytes never occur
@@ -81,6 +102,8 @@ def test_inspect_audit_errors(tmp_path, a_space_tok):
     assert_usage_error(run("inspect", a_space_tok, "--json"), "--audit")
     missing = tmp_path / "missing.txt"
     assert_usage_error(run("inspect", a_space_tok, "--audit", "--corpus", missing), "missing.txt")
+    assert_usage_error(run("inspect", "o200k_base", "--pattern", "gpt2"), "not a file")
+    assert_usage_error(run("inspect", a_space_tok, "--pattern", "gpt2"), "pattern")
 
 
 # -- compare: metrics, parity, audit, Zipf plot ---------------------------------------------------

@@ -329,7 +329,16 @@ def cmd_inspect(args) -> int:
         raise UsageError("inspect needs a tokenizer: bytepair inspect TOKENIZER")
     if (args.corpus or args.json) and not args.audit:
         raise UsageError("inspect: --corpus and --json go with --audit")
-    tok = load_tokenizer(spec)
+    if args.pattern is None:
+        tok = load_tokenizer(spec)
+    elif os.path.isfile(spec):
+        from bytepair import formats
+
+        tok = formats.load(spec, pattern=args.pattern)  # a tokenizer.json refuses it, named
+    else:
+        raise UsageError(
+            f"--pattern is for a rank file (.tiktoken, .model); {spec!r} is not a file"
+        )
     if not args.audit:
         print(report.inspect_report(tok, args.show))
         return 0
@@ -584,6 +593,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --audit: count the tokens on these files and list the unused ones",
     )
     p.add_argument("--json", action="store_true", help="with --audit: print the audit as JSON")
+    p.add_argument(
+        "--pattern",
+        help="the pattern of a rank file, which does not store it (Llama 3's tokenizer.model): "
+        "a wrong one makes thousands of tokens look unreachable",
+    )
     p.set_defaults(run=cmd_inspect)
 
     p = sub.add_parser(
