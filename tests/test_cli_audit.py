@@ -128,6 +128,16 @@ def test_compare_metrics_and_parity_by_hand(tmp_path, ab_tok):
     assert parity[2].split() == ["ab.json", "1.00", "4.00", "3.00"]
 
 
+def test_compare_reference_among_the_corpora_is_not_read_twice(tmp_path, ab_tok):
+    (tmp_path / "ref.txt").write_bytes(b"ab")
+    (tmp_path / "spaced.txt").write_bytes(b"a b")
+    corpora = [tmp_path / "spaced.txt", tmp_path / "ref.txt"]
+    out = ok(run("compare", ab_tok, "--corpus", *corpora, "--reference", f"{tmp_path}/./ref.txt"))
+    parity = out.split("parity (token count over ref.txt's")[1].splitlines()
+    assert parity[1].split() == ["tokenizer", "spaced.txt", "ref.txt"]
+    assert parity[2].split() == ["ab.json", "3.00", "1.00"]
+
+
 def test_compare_audit_and_zipf_plot(tmp_path, ab_tok):
     text = tmp_path / "text.txt"
     text.write_bytes(b"ab abab")

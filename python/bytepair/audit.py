@@ -101,7 +101,13 @@ def audit(
 ) -> Audit:
     """Audits every token of ``tok``; with ``corpus`` (a path or a list of paths, as
     ``train`` takes them; ``.xz``, ``.gz``, ``.bz2`` are decompressed), also counts the
-    tokens on it."""
+    tokens on it.
+
+    >>> import bytepair
+    >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab"}
+    >>> audit(bytepair.Tokenizer(vocab, [(b"a", b"b")], special_tokens={"ab": 257})).duplicates
+    [[256, 257]]
+    """
     special = frozenset(tok.special_tokens.values())
     regular = {i: b for i, b in tok.vocab.items() if i not in special}
     counts = None if corpus is None else count_tokens(tok, corpus)

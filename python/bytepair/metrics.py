@@ -64,7 +64,12 @@ class Metrics:
 
 def measure(tok: Tokenizer, data: bytes, alpha: float = RENYI_ALPHA) -> Metrics:
     """The metrics of ``tok`` on ``data``, encoded as training data (special-token text as
-    special tokens, invalid UTF-8 kept as bytes, as ``bytes_per_token`` does)."""
+    special tokens, invalid UTF-8 kept as bytes, as ``bytes_per_token`` does).
+
+    >>> import bytepair
+    >>> measure(bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []), b"a b").counts
+    {97: 1, 32: 1, 98: 1}
+    """
     if not data:
         raise CorpusError("the corpus is empty: there is nothing to measure")
     counts = Counter(tok.encode_bytes(data, allowed_special="all"))
