@@ -97,6 +97,8 @@ def html_page(
     True
     >>> '<span class="t c1 hex" title="id 2: b&#x27;\\\\xe4&#x27;">&lt;e4&gt;</span>' in page
     True
+    >>> '<span class="t c0 unreachable"' in html_page([b"a "], [256], unreachable={256})
+    True
     """
     spans = []
     for n, (token, i) in enumerate(zip(tokens, ids, strict=True)):
