@@ -25,6 +25,8 @@ from bytepair.errors import CorpusError, SpecialTokenError, VocabError
 if TYPE_CHECKING:
     import numpy
 
+    from bytepair.audit import Audit
+
 Merge = tuple[bytes, bytes]
 SpecialSet = Literal["all"] | Collection[str]
 
@@ -370,7 +372,12 @@ class Tokenizer:
         ids = self.encode(text, allowed_special="all")
         return [self._decoder[i].decode("utf-8", errors="replace") for i in ids]
 
-    def audit(self, corpus=None, *, threads: int | None = None):
+    def audit(
+        self,
+        corpus: str | os.PathLike | Iterable[str | os.PathLike] | None = None,
+        *,
+        threads: int | None = None,
+    ) -> Audit:
         """The tokens worth looking at: unreachable, undecodable, duplicated, and with a
         corpus (paths) the unused ones. See ``bytepair.audit`` and docs/audit.md.
 
