@@ -8,6 +8,7 @@
 
 from bytepair.errors import (
     BytepairError,
+    ChatTemplateError,
     CorpusError,
     DisallowedSpecialError,
     FormatError,
@@ -18,17 +19,20 @@ from bytepair.errors import (
     VocabError,
     VocabSizeError,
 )
+from bytepair.formats.tokenizer_config import TokenizerConfig
 from bytepair.tokenizer import Tokenizer
 from bytepair.train import train, train_bpe
 
 __all__ = [
     "BytepairError",
+    "ChatTemplateError",
     "CorpusError",
     "DisallowedSpecialError",
     "FormatError",
     "PatternError",
     "SpecialTokenError",
     "Tokenizer",
+    "TokenizerConfig",
     "TrainingWarning",
     "UnknownIdError",
     "VocabError",

@@ -5,7 +5,8 @@
     bytepair decode -t tok.json < ids.txt                # the text back, byte for byte
     bytepair encode -t tok.json corpus.txt -o corpus.npy # uint16/uint32 array (encode_file)
     bytepair tokenize -t o200k_base "strawberry"         # token boundaries in colour
-    bytepair inspect tok.json --audit --corpus train.txt   # unreachable and unused tokens
+    bytepair tokenize -t tok/ --chat conversation.json   # by role; the assistant mask
+    bytepair inspect tok.json --audit --corpus train.txt # unreachable and unused tokens
     bytepair compare gpt2 o200k_base tok.json --corpus en.txt zh.txt --plot out.png
     bytepair compare o200k_base --corpus en.txt de.txt --reference en.txt --audit --plot out.png
     bytepair convert tok.json tok.tiktoken
@@ -282,6 +283,8 @@ def cmd_decode(args) -> int:
 
 
 def cmd_tokenize(args) -> int:
+    if args.chat is not None:
+        return tokenize_chat(args)
     if args.file is not None and args.text is not None:
         raise UsageError("tokenize takes TEXT or --file, not both")
     check_output(args.html)
@@ -321,6 +324,31 @@ def cmd_tokenize(args) -> int:
             print(" ".join(map(str, ids)))
     if not args.quiet:
         print(summary)
+    return 0
+
+
+def tokenize_chat(args) -> int:
+    """``tokenize --chat FILE``: a conversation (a JSON list of messages, or an object
+    with "messages") through the tokenizer's chat template, roles and assistant mask."""
+    import json
+
+    from bytepair import chat_view
+
+    if args.file is not None or args.text is not None or args.html:
+        raise UsageError(
+            "tokenize --chat takes the conversation file only (no TEXT, --file, --html)"
+        )
+    try:
+        doc = json.loads(read_input(args.chat).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UsageError(f"--chat {args.chat}: not valid JSON ({e})") from None
+    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    tok = load_tokenizer(args.tokenizer)
+    template = args.chat_template
+    if template is not None and os.path.isfile(template):
+        template = Path(template).read_text(encoding="utf-8")
+    colour = use_colour(sys.stdout, args.color)
+    print(chat_view.chat_view(tok, messages, colour=colour, chat_template_arg=template))
     return 0
 
 
@@ -572,6 +600,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML page")
     p.add_argument("--no-ids", dest="ids", action="store_false", help="hide the ids")
     p.add_argument("--color", "--colour", choices=["auto", "always", "never"], default="auto")
+    p.add_argument(
+        "--chat",
+        metavar="CONVERSATION.json",
+        help="a JSON list of {role, content} messages: show its chat-template tokens by role, "
+        "the assistant mask in colour",
+    )
+    p.add_argument(
+        "--chat-template",
+        help="with --chat: a Jinja2 template file, or the name of one of the tokenizer's",
+    )
     p.set_defaults(run=cmd_tokenize)
 
     p = sub.add_parser(

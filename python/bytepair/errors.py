@@ -68,3 +68,8 @@ class TrainingWarning(UserWarning):
 class VocabError(BytepairError, ValueError):
     """A vocabulary or merge list that is inconsistent (a merge of unknown tokens, repeated
     bytes, a negative id)."""
+
+
+class ChatTemplateError(BytepairError, ValueError):
+    """A chat template that cannot be used: no template, a Jinja syntax error, a template
+    that raises (``raise_exception``), or messages it cannot render."""

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Literal
 
 from bytepair import _core, patterns
 from bytepair.errors import CorpusError, SpecialTokenError, VocabError
+from bytepair.formats import tokenizer_config
+from bytepair.formats.tokenizer_config import TokenizerConfig
 
 if TYPE_CHECKING:
     import numpy
@@ -38,7 +40,8 @@ class Tokenizer:
     (earliest = highest priority); ``merges=None`` means the vocab is a rank table, as in a
     ``.tiktoken`` file, and encoding follows tiktoken's rule (merge the adjacent pair whose
     concatenation has the lowest rank). ``special_tokens`` is a list (each token keeps the id
-    its bytes already have in the vocab, or takes the next free id) or a dict of token to id.
+    its bytes already have in the vocab, or takes the next free id) or a dict of token to id;
+    None means none (CS336's ``get_tokenizer`` passes None).
     ``pattern`` is a name (``gpt2``, ``cl100k``, ``o200k``) or a custom regex.
     """
 
@@ -46,7 +49,7 @@ class Tokenizer:
         self,
         vocab: Mapping[int, bytes],
         merges: Sequence[Merge] | None = None,
-        special_tokens: Sequence[str] | Mapping[str, int] = (),
+        special_tokens: Sequence[str] | Mapping[str, int] | None = None,
         pattern: str = "gpt2",
     ):
         self._pattern = patterns.resolve(pattern)
@@ -60,6 +63,7 @@ class Tokenizer:
             self._decoder[i] = token.encode("utf-8")
         self._encoder = self._build_encoder()
         self._default_policy = self._special_policy(frozenset(), "all")
+        self._config: TokenizerConfig | None = None  # a loaded tokenizer_config.json
 
     def _special_ids(self) -> set[int]:
         return set(self._special_tokens.values())
@@ -99,6 +103,25 @@ class Tokenizer:
     def pattern(self) -> str:
         """The pre-tokenization regex."""
         return self._pattern
+
+    @property
+    def config(self) -> TokenizerConfig:
+        """The bos/eos/pad/unk tokens and chat template that transformers reads from
+        tokenizer_config.json: those of the config beside a loaded tokenizer.json, each
+        missing token being the conventionally named special token (``<pad>``, ``<unk>``,
+        ...). Set it to change them; ``save`` writes it.
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"]).config.pad_token
+        '<pad>'
+        """
+        return tokenizer_config.effective(self._config, self._special_tokens)
+
+    @config.setter
+    def config(self, value: TokenizerConfig) -> None:
+        if not isinstance(value, TokenizerConfig):
+            raise TypeError(f"config must be a TokenizerConfig, got {type(value).__name__}")
+        self._config = value
 
     @property
     def vocab_size(self) -> int:
@@ -237,6 +260,118 @@ class Tokenizer:
         if isinstance(texts, str):
             raise TypeError("encode_batch takes a list of str; for one text, call encode")
         return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
+
+    def encode_batch_to_numpy(
+        self,
+        texts: Sequence[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        threads: int | None = None,
+    ) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """Encodes many texts into one flat ``uint32`` array of ids and ``int64`` offsets:
+        text i is ``ids[offsets[i]:offsets[i + 1]]``. No Python int is made per id.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+        >>> ids, offsets = tok.encode_batch_to_numpy(["hi", "a"])
+        >>> ids.tolist(), offsets.tolist()
+        ([104, 105, 97], [0, 2, 3])
+        """
+        from bytepair import flat_batch
+
+        policy = self._batch_policy(allowed_special, disallowed_special)
+        return flat_batch.encode(self, texts, policy=policy, threads=_threads(threads))
+
+    def encode_batch_padded(
+        self,
+        texts: Sequence[str],
+        *,
+        pad_token: str | int | None = None,
+        max_length: int | None = None,
+        truncation: bool = False,
+        padding: Literal["longest", "max_length"] = "longest",
+        padding_side: Literal["right", "left"] = "right",
+        pad_to_multiple_of: int | None = None,
+        add_special_tokens: bool = False,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        threads: int | None = None,
+    ) -> dict[str, numpy.ndarray]:
+        """Encodes a batch into ``{"input_ids", "attention_mask"}``, int64 arrays padded to
+        the longest text (or to ``max_length`` with ``padding="max_length"``), equal to
+        transformers' ``tokenizer(texts, padding=..., truncation=..., max_length=...,
+        return_tensors="np")``. ``pad_token`` defaults to the tokenizer's (``config``).
+        ``truncation=True`` cuts texts to ``max_length`` (from the end); a longer text
+        without it raises, where transformers would return ragged rows.
+        ``add_special_tokens`` adds what the tokenizer's post-processor adds: nothing for
+        the tokenizers bytepair trains (a ByteLevel post-processor).
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
+        >>> tok.encode_batch_padded(["hi", "a"], padding_side="left")["input_ids"].tolist()
+        [[104, 105], [256, 97]]
+        """
+        from bytepair import padded_batch
+
+        del add_special_tokens  # no bytepair tokenizer has a template to add yet
+        return padded_batch.encode(
+            self,
+            texts,
+            pad_token=pad_token,
+            max_length=max_length,
+            truncation=truncation,
+            padding=padding,
+            padding_side=padding_side,
+            pad_to_multiple_of=pad_to_multiple_of,
+            policy=self._batch_policy(allowed_special, disallowed_special),
+            threads=_threads(threads),
+        )
+
+    def _batch_policy(self, allowed_special: SpecialSet, disallowed_special: SpecialSet):
+        """None for tiktoken's default policy (the core's fast path), else the pair."""
+        if not allowed_special and disallowed_special == "all":
+            return None
+        return self._special_policy(allowed_special, disallowed_special)
+
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, object]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        return_assistant_mask: bool = False,
+    ) -> list[int] | tuple[list[int], list[int]]:
+        """Renders a conversation with a Jinja2 chat template and encodes it: the ids of
+        transformers' ``apply_chat_template(messages, tokenize=True)``.
+
+        The template is ``chat_template`` (a template, or the name of one of the config's),
+        else the config's, else the built-in ChatML (which needs the special tokens
+        ``<|im_start|>`` and ``<|im_end|>``). With ``return_assistant_mask=True``, returns
+        ``(ids, mask)``: 1 on the tokens of each assistant message's content and its closing
+        end token, the loss mask of supervised fine-tuning. A template's
+        ``{% generation %}`` marks say what that is, as in transformers; without marks, it
+        is what each assistant message adds to the rendered conversation after the
+        generation prompt, up to its last special token. Needs Jinja2.
+
+        >>> import bytepair
+        >>> vocab = {i: bytes([i]) for i in range(256)}
+        >>> tok = bytepair.Tokenizer(vocab, [], ["<|im_start|>", "<|im_end|>"])
+        >>> ids, mask = tok.apply_chat_template(
+        ...     [{"role": "assistant", "content": "Hi"}], return_assistant_mask=True
+        ... )
+        >>> tok.decode([i for i, m in zip(ids, mask) if m])
+        'Hi<|im_end|>'
+        """
+        from bytepair import chat_template as chat
+
+        return chat.apply(
+            self,
+            messages,
+            chat_template=chat_template,
+            add_generation_prompt=add_generation_prompt,
+            return_assistant_mask=return_assistant_mask,
+        )
 
     def encode_iterable(
         self,
@@ -409,7 +544,12 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike, format: str = "huggingface") -> None:
         """Saves the tokenizer atomically: ``huggingface`` (default), ``tiktoken`` or ``gpt2``
-        (a directory with vocab.json and merges.txt)."""
+        (a directory with vocab.json and merges.txt).
+
+        ``huggingface`` into a folder (``save("dir/")``) writes ``tokenizer.json`` and
+        ``tokenizer_config.json`` (``config``'s tokens and chat template) in it, the files
+        ``transformers.AutoTokenizer.from_pretrained("dir")`` reads; a file named
+        ``tokenizer.json`` gets its config beside it, a file of another name none."""
         from bytepair import formats
 
         formats.save(self, path, format=format)
@@ -419,10 +559,11 @@ class Tokenizer:
         cls,
         vocab_path: str | os.PathLike,
         merges_path: str | os.PathLike,
-        special_tokens: Sequence[str] = (),
+        special_tokens: Sequence[str] | None = None,
         pattern: str = "gpt2",
     ) -> Tokenizer:
-        """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``)."""
+        """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``);
+        ``special_tokens=None`` means none."""
         from bytepair.formats import gpt2
 
         vocab, merges = gpt2.read(vocab_path, merges_path)
@@ -469,10 +610,12 @@ def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
 
 
 def _checked_special_tokens(
-    special_tokens: Sequence[str] | Mapping[str, int],
+    special_tokens: Sequence[str] | Mapping[str, int] | None,
     ranks: dict[bytes, int],
     vocab: dict[int, bytes],
 ) -> dict[str, int]:
+    if special_tokens is None:
+        return {}
     if isinstance(special_tokens, str):
         raise SpecialTokenError(
             f"special_tokens must be a list of strings, got the string {special_tokens!r}; "

@@ -71,6 +71,8 @@ def load(
     ``special_tokens`` and ``pattern`` are for the formats that do not store them
     (``.tiktoken``, GPT-2 files); a tokenizer.json carries its own and refuses them.
     """
+    if os.path.isfile(os.path.join(path, "tokenizer.json")):
+        path = os.path.join(path, "tokenizer.json")  # a folder that save("dir/") wrote
     fmt = detect(path)
     if fmt == "huggingface":
         if special_tokens is not None or pattern is not None:
@@ -78,9 +80,13 @@ def load(
                 f"{os.fspath(path)}: a tokenizer.json stores its own special tokens and "
                 "pattern; do not pass special_tokens= or pattern="
             )
-        from bytepair.formats import huggingface
+        from bytepair.formats import huggingface, tokenizer_config
 
-        return huggingface.read(path)
+        tok = huggingface.read(path)
+        config = tokenizer_config.beside(path)
+        if config is not None:
+            tok.config = config
+        return tok
     if fmt == "tiktoken":
         from bytepair.formats import tiktoken
 
@@ -94,9 +100,11 @@ def load(
 def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
     """Saves ``tok`` atomically in ``format`` (one of ``FORMATS``); gpt2 writes a directory."""
     if format == "huggingface":
-        from bytepair.formats import huggingface
+        from bytepair.formats import huggingface, tokenizer_config
 
-        huggingface.write(tok, path)
+        target = tokenizer_config.tokenizer_json_path(path)
+        huggingface.write(tok, target)
+        tokenizer_config.write_beside(tokenizer_config.to_save(tok), target)
     elif format == "tiktoken":
         from bytepair.formats import tiktoken
 
