@@ -90,7 +90,7 @@ def test_published_rank_files_match_tiktoken(name):
     assert report.regular_size == len(ranks)
 
 
-@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
 def test_unreachable_and_undecodable_match_tiktoken(tiktoken_pair, name):
     enc, tok = tiktoken_pair(name)
     expected = tiktoken_unreachable(enc)
