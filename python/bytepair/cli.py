@@ -6,8 +6,9 @@
     bytepair encode -t tok.json corpus.txt -o corpus.npy # uint16/uint32 array (encode_file)
     bytepair tokenize -t o200k_base "strawberry"         # token boundaries in colour
     bytepair tokenize -t tok/ --chat conversation.json   # by role; the assistant mask
-    bytepair inspect tok.json
+    bytepair inspect tok.json --audit --corpus train.txt # unreachable and unused tokens
     bytepair compare gpt2 o200k_base tok.json --corpus en.txt zh.txt --plot out.png
+    bytepair compare o200k_base --corpus en.txt de.txt --reference en.txt --audit --plot out.png
     bytepair convert tok.json tok.tiktoken
 
 ``-t`` takes a tokenizer file in any supported format or a tiktoken encoding name
@@ -21,15 +22,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import json
 import os
 import sys
 import tempfile
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from bytepair import __version__, compare, holdout, report, show
+from bytepair import __version__, audit, compare, holdout, metrics, report, show, zipf
 from bytepair.errors import BytepairError, DisallowedSpecialError
 from bytepair.tokenizer import Tokenizer
 
@@ -299,8 +302,16 @@ def cmd_tokenize(args) -> int:
         f"{len(ids):,} tokens, {len(data):,} bytes, {len(data) / max(1, len(ids)):.2f} bytes/token"
     )
     if args.html:
+        # Only the tokens on the page are checked, not the whole vocabulary (1 s for o200k).
+        shown = {i: tok.vocab[i] for i in set(ids) if i not in special}
+        unreachable = audit.unreachable(tok, shown)
         page = show.html_page(
-            tokens, ids, special, title=f"bytepair: {args.tokenizer}", summary=summary
+            tokens,
+            ids,
+            special,
+            title=f"bytepair: {args.tokenizer}",
+            summary=summary,
+            unreachable=unreachable,
         )
         write_output(args.html, page.encode("utf-8"))
         info(args, f"wrote {args.html}")
@@ -345,7 +356,29 @@ def cmd_inspect(args) -> int:
     spec = args.tokenizer_file or args.tokenizer
     if spec is None:
         raise UsageError("inspect needs a tokenizer: bytepair inspect TOKENIZER")
-    print(report.inspect_report(load_tokenizer(spec), args.show))
+    if (args.corpus or args.json) and not args.audit:
+        raise UsageError("inspect: --corpus and --json go with --audit")
+    if args.pattern is None:
+        tok = load_tokenizer(spec)
+    elif os.path.isfile(spec):
+        from bytepair import formats
+
+        tok = formats.load(spec, pattern=args.pattern)  # a tokenizer.json refuses it, named
+    else:
+        raise UsageError(
+            f"--pattern is for a rank file (.tiktoken, .model); {spec!r} is not a file"
+        )
+    if not args.audit:
+        print(report.inspect_report(tok, args.show))
+        return 0
+    info(args, "auditing" + (f" on {len(args.corpus)} corpus files" if args.corpus else ""))
+    found = tok.audit(args.corpus or None)
+    if args.json:
+        print(json.dumps(found.to_json()))
+        return 0
+    print(report.inspect_report(tok, args.show))
+    print()
+    print(audit.render(found, args.show))
     return 0
 
 
@@ -360,21 +393,55 @@ def cmd_compare(args) -> int:
     for spec in names:
         info(args, f"loading {spec}")
         tokenizers[_short_name(spec, tokenizers)] = load_tokenizer(spec)
-    limit = None if args.max_bytes <= 0 else args.max_bytes
+    # Parity compares translations: cut at --max-bytes they would stop at different places.
+    limit = None if args.max_bytes <= 0 or args.reference else args.max_bytes
+    paths = list(args.corpus)
+    if args.reference is not None:
+        same = [p for p in paths if os.path.realpath(p) == os.path.realpath(args.reference)]
+        if same:
+            args.reference = same[0]
+        else:
+            paths.insert(0, args.reference)
     corpora = {}
-    for path in args.corpus:
+    reference = None
+    for path in paths:
         if not os.path.isfile(path):
             raise UsageError(f"corpus {path!r} does not exist or is not a file")
-        corpora[_short_name(path, corpora)] = compare.read_corpus(path, limit)
+        name = _short_name(path, corpora)
+        corpora[name] = compare.read_corpus(path, limit)
+        if path == args.reference:
+            reference = name
     info(args, "encoding " + ", ".join(f"{k} ({len(v):,} bytes)" for k, v in corpora.items()))
-    table = compare.measure(tokenizers, corpora)
+    results = metrics.compare(tokenizers, corpora)
+    table = {c: {t: m.bytes_per_token for t, m in row.items()} for c, row in results.items()}
     print("bytes per token (higher = fewer tokens for the same text):")
     print(compare.bytes_per_token_table(table))
     print()
     print("vocabulary overlap (shared regular tokens, % of the row's vocabulary):")
     print(compare.overlap_table(tokenizers))
+    print()
+    print(
+        "metrics (tokens/word: fertility; Rényi efficiency of order 2.5; share of the "
+        "vocabulary used; see docs/metrics.md):"
+    )
+    print(metrics.table(results))
+    if reference is not None:
+        print()
+        print(f"parity (token count over {reference}'s, which must say the same thing):")
+        print(metrics.parity_table(results, reference))
+    panel = None
+    if args.audit:
+        counts = {
+            t: dict(sum((Counter(row[t].counts) for row in results.values()), Counter()))
+            for t in tokenizers
+        }
+        print()
+        print("audit (unused: regular tokens that none of the corpora above uses):")
+        print(audit.summary_table(tokenizers, counts))
+        never = {t: len(audit.unused(tok, counts[t])) for t, tok in tokenizers.items()}
+        panel = zipf.panel(counts, never)
     if args.plot:
-        compare.plot(table, args.plot)
+        compare.plot(table, args.plot, panel)
         info(args, f"wrote {args.plot}")
     return 0
 
@@ -551,6 +618,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tokenizer_file", nargs="?", metavar="TOKENIZER")
     p.add_argument("-t", "--tokenizer", help="same as TOKENIZER")
     p.add_argument("--show", type=_positive, default=10, help="how many merges/tokens to list")
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="list unreachable, undecodable and duplicated tokens (docs/audit.md)",
+    )
+    p.add_argument(
+        "--corpus",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="with --audit: count the tokens on these files and list the unused ones",
+    )
+    p.add_argument("--json", action="store_true", help="with --audit: print the audit as JSON")
+    p.add_argument(
+        "--pattern",
+        help="the pattern of a rank file, which does not store it (Llama 3's tokenizer.model): "
+        "a wrong one makes thousands of tokens look unreachable",
+    )
     p.set_defaults(run=cmd_inspect)
 
     p = sub.add_parser(
@@ -572,6 +657,17 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1_000_000,
         help="read at most this much of each corpus (default 1 MB; 0: all)",
+    )
+    p.add_argument(
+        "--reference",
+        metavar="FILE",
+        help="a corpus that says what the others say (translations): adds a parity table "
+        "of token counts relative to it; the corpora are then read whole",
+    )
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="count unreachable, undecodable and unused tokens; with --plot, add a Zipf plot",
     )
     p.add_argument("--plot", metavar="OUT.png", help="draw a bar chart (needs matplotlib)")
     p.set_defaults(run=cmd_compare)

@@ -84,16 +84,20 @@ def html_page(
     special: Collection[int] = (),
     title: str = "bytepair tokens",
     summary: str = "",
+    unreachable: Collection[int] = (),
 ) -> str:
     """A self-contained HTML page (no scripts, no external files) showing the tokens.
 
     Each token is a coloured span whose tooltip gives its id and bytes; pieces of a
-    character are shown in hex, special tokens with a dark background.
+    character are shown in hex, special tokens with a dark background, ``unreachable``
+    tokens (whose own text encodes as other tokens, docs/audit.md) with a dashed red frame.
 
     >>> page = html_page([b"hi", b"\\xe4"], [1, 2])
     >>> '<span class="t c0" title="id 1: b&#x27;hi&#x27;">hi</span>' in page
     True
     >>> '<span class="t c1 hex" title="id 2: b&#x27;\\\\xe4&#x27;">&lt;e4&gt;</span>' in page
+    True
+    >>> '<span class="t c0 unreachable"' in html_page([b"a "], [256], unreachable={256})
     True
     """
     spans = []
@@ -104,11 +108,23 @@ def html_page(
             classes.append("special")
         elif not is_text(token):
             classes.append("hex")
-        tip = html.escape(f"id {i}: {token!r}")
+        tip = f"id {i}: {token!r}"
+        if i in unreachable and i not in special:
+            classes.append("unreachable")
+            tip += " (unreachable: its own text encodes as other tokens)"
+        tip = html.escape(tip)
         body = html.escape(text).replace("\n", "\u21b5\n")
         spans.append(f'<span class="{" ".join(classes)}" title="{tip}">{body}</span>')
     colours = "\n".join(f".c{n} {{ background: {c}; }}" for n, c in enumerate(_HTML_BACKGROUNDS))
     id_list = " ".join(str(i) for i in ids)
+    marked = len({i for i in ids if i in unreachable and i not in special})
+    legend = (
+        f'<p><span class="unreachable">framed</span>: {marked} unreachable '
+        f"token{'' if marked == 1 else 's'}, whose own text encodes as other tokens: a model "
+        "sees them rarely, if ever.</p>\n"
+        if marked
+        else ""
+    )
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -121,13 +137,14 @@ body {{ font-family: sans-serif; margin: 2em; max-width: 60em; }}
 {colours}
 .hex {{ font-style: italic; color: #8a1c1c; }}
 .special {{ background: #333; color: #fff; }}
+.unreachable {{ outline: 2px dashed #c00; outline-offset: -1px; }}
 .ids {{ font-family: monospace; color: #555; word-break: break-all; }}
 </style>
 </head>
 <body>
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(summary)}</p>
-<div class="tokens">{"".join(spans)}</div>
+{legend}<div class="tokens">{"".join(spans)}</div>
 <h2>Ids</h2>
 <p class="ids">{id_list}</p>
 </body>

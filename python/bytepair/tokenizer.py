@@ -27,6 +27,8 @@ from bytepair.formats.tokenizer_config import TokenizerConfig
 if TYPE_CHECKING:
     import numpy
 
+    from bytepair.audit import Audit
+
 Merge = tuple[bytes, bytes]
 SpecialSet = Literal["all"] | Collection[str]
 
@@ -500,6 +502,23 @@ class Tokenizer:
         """
         ids = self.encode(text, allowed_special="all")
         return [self._decoder[i].decode("utf-8", errors="replace") for i in ids]
+
+    def audit(
+        self,
+        corpus: str | os.PathLike | Iterable[str | os.PathLike] | None = None,
+        *,
+        threads: int | None = None,
+    ) -> Audit:
+        """The tokens worth looking at: unreachable, undecodable, duplicated, and with a
+        corpus (paths) the unused ones. See ``bytepair.audit`` and docs/audit.md.
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).audit().unreachable
+        {}
+        """
+        from bytepair import audit
+
+        return audit.audit(self, corpus, threads=threads)
 
     # -- files ------------------------------------------------------------------------------
 
