@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from bytepair import _core, patterns
 from bytepair.errors import CorpusError, SpecialTokenError, VocabError
+from bytepair.progress import Bar
 
 if TYPE_CHECKING:
     import numpy
@@ -303,10 +304,15 @@ class Tokenizer:
         if not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "does not exist"
             raise CorpusError(f"{path} {what}: encode_file needs a text file")
-        report = progress if callable(progress) else _stderr_bar(path, progress)
-        return self._encoder.encode_file(
-            path, out_path, allowed, disallowed, _threads(threads), report
-        )
+        if callable(progress):
+            return self._encoder.encode_file(
+                path, out_path, allowed, disallowed, _threads(threads), progress
+            )
+        show = sys.stderr.isatty() if progress is None else bool(progress)
+        with Bar(os.path.basename(path), unit="B", enabled=show) as bar:
+            return self._encoder.encode_file(
+                path, out_path, allowed, disallowed, _threads(threads), bar
+            )
 
     def encode_with_offsets(
         self,
@@ -550,19 +556,3 @@ def _threads(threads: int | None) -> int:
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int or None (all cores), got {threads!r}")
     return threads
-
-
-def _stderr_bar(path: str, show: bool | None) -> Callable[[int, int], None] | None:
-    """A one-line progress bar on stderr (shown when stderr is a terminal, or when asked)."""
-    if show is False or (show is None and not sys.stderr.isatty()):
-        return None
-    name = os.path.basename(path)
-
-    def report(done: int, total: int) -> None:
-        frac = done / total if total else 1.0
-        bar = "#" * int(frac * 30)
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\r{name}: [{bar:<30}] {frac:6.1%} of {total / 1e6:.1f} MB{end}")
-        sys.stderr.flush()
-
-    return report
