@@ -26,6 +26,8 @@ from bytepair.progress import Bar
 if TYPE_CHECKING:
     import numpy
 
+    from bytepair.training_report import TrainingReport
+
 Merge = tuple[bytes, bytes]
 SpecialSet = Literal["all"] | Collection[str]
 
@@ -40,6 +42,9 @@ class Tokenizer:
     its bytes already have in the vocab, or takes the next free id) or a dict of token to id.
     ``pattern`` is a name (``gpt2``, ``cl100k``, ``o200k``) or a custom regex.
     """
+
+    #: Time, peak memory and documents of the run that trained it (``bytepair.train``).
+    training_report: TrainingReport | None = None
 
     def __init__(
         self,

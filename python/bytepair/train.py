@@ -12,17 +12,23 @@ about 0.1 s.
 
 from __future__ import annotations
 
+import logging
 import os
+import pathlib
 import re
+import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
-from bytepair import _core, patterns
+from bytepair import _core, patterns, sample
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.progress import Bar, wanted
 from bytepair.reference import build_vocab, checked_special_tokens
 from bytepair.shards import Shard
 from bytepair.tokenizer import Tokenizer
+from bytepair.training_report import TrainingReport, peak_memory_mb
+
+logger = logging.getLogger("bytepair")
 
 Merge = tuple[bytes, bytes]
 
@@ -41,6 +47,9 @@ def train(
     progress: bool = True,
     engine: str = "local",
     checkpoint_dir: str | os.PathLike | None = None,
+    sample_documents: int | None = None,
+    seed: int = 0,
+    document_separator: str | None = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on files or texts.
 
@@ -50,14 +59,29 @@ def train(
     ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
     ``engine="ray"`` counts on a Ray cluster (files, globs or directories; resumable with
     ``checkpoint_dir``) and runs the merge loop here: see docs/distributed.md.
+    ``sample_documents=N`` trains on a uniform random sample of N documents (``seed``
+    picks it; N at least the number of documents takes them all), documents being cut at
+    ``document_separator`` (default: the first special token; without either, each file
+    and each text is one document): one streaming pass, memory growing with N, not with
+    the corpus (``bytepair.sample``). ``tok.training_report`` gives the time, the peak
+    memory and the number of documents.
 
     >>> tok = train(["low low lower"], vocab_size=258, progress=False)
     >>> tok.merges
     [(b'o', b'w'), (b'l', b'ow')]
     """
+    start = time.perf_counter()
     special_tokens = checked_special_tokens(special_tokens)
+    cut = sample_documents is not None or document_separator is not None
+    sample.check(sample_documents, seed, document_separator)
+    drawn = None
     if engine != "local" or checkpoint_dir is not None:
-        return _train_on_engine(
+        if cut:
+            raise ValueError(
+                "sample_documents and document_separator need engine='local': the "
+                f"{engine!r} engine counts whole files"
+            )
+        tok = _train_on_engine(
             files_or_texts,
             vocab_size,
             special_tokens,
@@ -68,10 +92,28 @@ def train(
             engine,
             checkpoint_dir,
         )
-    merges = _learn(
-        files_or_texts, vocab_size, special_tokens, pattern, min_frequency, threads, progress
+    else:
+        separator = document_separator or (special_tokens[0] if special_tokens else None)
+        documents = (sample_documents, seed, separator) if cut else None
+        merges, drawn = _learn(
+            files_or_texts,
+            vocab_size,
+            special_tokens,
+            pattern,
+            min_frequency,
+            threads,
+            progress,
+            documents,
+        )
+        tok = _tokenizer(merges, special_tokens, pattern)
+    tok.training_report = TrainingReport(
+        time.perf_counter() - start,
+        peak_memory_mb(),
+        None if drawn is None else len(drawn),
+        None if drawn is None else drawn.seen,
     )
-    return _tokenizer(merges, special_tokens, pattern)
+    logger.info("%s", tok.training_report)
+    return tok
 
 
 def _tokenizer(merges: list[Merge], special_tokens: list[str], pattern: str) -> Tokenizer:
@@ -98,7 +140,7 @@ def train_bpe(
     if not isinstance(input_path, (str, os.PathLike)):
         raise CorpusError(f"input_path must be a path, got {type(input_path).__name__}")
     special_tokens = checked_special_tokens(special_tokens)
-    merges = _learn(
+    merges, _ = _learn(
         [_checked_path(input_path)],
         vocab_size,
         special_tokens,
@@ -118,12 +160,21 @@ def _learn(
     min_frequency: int,
     threads: int | None,
     progress: bool,
-) -> list[Merge]:
+    documents: tuple[int | None, int, str | None] | None = None,
+) -> tuple[list[Merge], sample.Sample | None]:
+    """The merges, and the sample of documents when ``documents`` is ``(sample_documents,
+    seed, separator)``: then only the sampled documents are counted, each as a text."""
     _check_options(vocab_size, special_tokens, min_frequency, threads)
     counter = _counter(pattern, special_tokens, threads)
     counts = _core.WordCounts()
     show = wanted(progress)
     paths, texts = _sources(files_or_texts)
+    drawn = None
+    if documents is not None:
+        n, seed, separator = documents
+        sources = [p if isinstance(p, Shard) else pathlib.Path(p) for p in paths]
+        drawn = sample.sample([*sources, *(texts or ())], n, seed, separator, show)
+        paths, texts = [], drawn.iter_documents()
     if paths:
         # A Shard is a byte range of a file, counted in place (a held-out tail stays out).
         ranges = [(p.start, p.end) if isinstance(p, Shard) else (0, 2**64 - 1) for p in paths]
@@ -140,7 +191,8 @@ def _learn(
                 counter.count_texts(counts, batch)
                 done += size
                 bar.update(done)
-    return _merges_from_counts(counts, vocab_size, special_tokens, min_frequency, show)
+    merges = _merges_from_counts(counts, vocab_size, special_tokens, min_frequency, show)
+    return merges, drawn
 
 
 def _check_options(
