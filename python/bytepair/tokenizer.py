@@ -394,14 +394,23 @@ class Tokenizer:
         """Loads a tokenizer, detecting the format (tokenizer.json, .tiktoken, GPT-2 files).
 
         ``special_tokens`` and ``pattern`` are for formats that do not store them (.tiktoken).
+        A tiktoken encoding name (``"o200k_base"``, ``"gpt2"``) that is no file loads
+        through tiktoken. A missing file raises ``TokenizerNotFoundError``, a
+        ``FileNotFoundError``.
         """
         from bytepair import formats
 
         return formats.load(path, special_tokens=special_tokens, pattern=pattern)
 
-    def save(self, path: str | os.PathLike, format: str = "huggingface") -> None:
+    def save(
+        self,
+        path: str | os.PathLike | tuple[str | os.PathLike, str | os.PathLike],
+        format: str = "huggingface",
+    ) -> None:
         """Saves the tokenizer atomically: ``huggingface`` (default), ``tiktoken`` or ``gpt2``
-        (a directory with vocab.json and merges.txt)."""
+        (a directory with vocab.json and merges.txt; or the pair of names
+        ``(vocab_path, merges_path)``, as CS336 writes them; or ``x-vocab.json``, with
+        ``x-merges.txt`` beside it)."""
         from bytepair import formats
 
         formats.save(self, path, format=format)

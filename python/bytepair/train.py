@@ -20,7 +20,7 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
-from bytepair import _core, patterns, sample
+from bytepair import _core, corpus_check, patterns, sample
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.progress import Bar, wanted
 from bytepair.reference import build_vocab, checked_special_tokens
@@ -169,6 +169,11 @@ def _learn(
     counts = _core.WordCounts()
     show = wanted(progress)
     paths, texts = _sources(files_or_texts)
+    # stacklevel 4: the warnings point at the caller of train() or train_bpe().
+    corpus_check.check_files(paths, special_tokens, stacklevel=4)
+    if texts is not None:
+        first, texts = corpus_check.head(texts)
+        corpus_check.check(first, "the texts", special_tokens, stacklevel=4)
     drawn = None
     if documents is not None:
         n, seed, separator = documents
@@ -227,11 +232,18 @@ def _merges_from_counts(
         # keeps the peak down on big corpora.
         merges = _core.train_merges(counts, num_merges, min_frequency, progress=bar, consume=True)
     if len(merges) < num_merges:
+        # min_frequency=1 stops only when no pair is left at all: a lower one cannot help.
+        fix = (
+            "use a larger corpus or a lower min_frequency"
+            if min_frequency > 1
+            else "every pre-token is a single token already: use a larger corpus or a "
+            "smaller vocab_size"
+        )
         warnings.warn(
             f"training stopped after {len(merges)} of {num_merges} merges: no pair of tokens "
             f"occurs at least min_frequency={min_frequency} times, so the vocab has "
             f"{256 + len(merges) + len(special_tokens)} or fewer tokens instead of "
-            f"{vocab_size} (use a larger corpus or a lower min_frequency)",
+            f"{vocab_size} ({fix})",
             TrainingWarning,
             stacklevel=stacklevel,
         )
