@@ -64,6 +64,11 @@ def test_cli_sample_documents_equals_python(tmp_path):
     assert "trained on      all 60 documents" in text, text
 
 
+def test_cli_seed_without_a_sample_is_refused(tmp_path, corpus):
+    proc = run("train", corpus, "-o", tmp_path / "t.json", "--vocab-size", 300, "--seed", 4)
+    assert_usage_error(proc, "--seed", "--sample-documents")
+
+
 def test_cli_vocab_size_names_its_minimum(tmp_path, corpus):
     for value in (-5, 0, 255):
         err = assert_usage_error(
@@ -182,6 +187,8 @@ def test_special_token_text_that_is_no_special_token_warns(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bytepair.train([path], 300, special_tokens=[EOT], progress=False)
+        # A document separator is cut out too: its text is expected.
+        bytepair.train([path], 300, document_separator=EOT, progress=False)
 
 
 # -- messages ---------------------------------------------------------------------------

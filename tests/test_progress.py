@@ -3,6 +3,7 @@ bar with progress=False, none when stderr is not a terminal unless asked."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import re
 import threading
@@ -66,3 +67,18 @@ def test_encode_file_bar_when_asked_even_off_a_terminal(tmp_path, capsys):
     tok.encode_file(src, tmp_path / "c.npy", progress=True)
     err = capsys.readouterr().err
     assert "in.txt: 100%|" in err and "12.0k/12.0k" in err, err
+
+
+def test_training_bars_know_their_totals(monkeypatch, capsys):
+    """Counting a list of texts, a sample of documents and merging all show a percentage
+    (so an ETA); as if stderr were a terminal."""
+    monkeypatch.setattr(
+        importlib.import_module("bytepair.train"), "wanted", lambda progress: bool(progress)
+    )
+    texts = ["the cat sat on the mat|a dog|the end"] * 200
+    bytepair.train(texts, vocab_size=270)
+    err = capsys.readouterr().err
+    assert "counting: 100%|" in err and "merging: 100%|" in err, err
+    bytepair.train(texts, vocab_size=270, document_separator="|", sample_documents=50)
+    err = capsys.readouterr().err
+    assert "counting: 100%|" in err, err

@@ -137,6 +137,8 @@ def cmd_train(args) -> int:
     ray = args.engine == "ray"
     if args.checkpoint_dir and not ray:
         raise UsageError("--checkpoint-dir needs --engine ray")
+    if args.seed and not args.sample_documents:
+        raise UsageError("--seed picks the sample of --sample-documents N: give both")
     if ray and args.holdout:
         raise UsageError("--holdout needs --engine local: the ray engine counts whole files")
     for p in [] if ray else args.files:

@@ -41,6 +41,10 @@ class Sample:
     def __len__(self) -> int:
         return len(self._kept)
 
+    def size(self) -> int:
+        """The sampled documents' length: bytes of a file's, ``len`` of a text."""
+        return sum(doc[2] - doc[1] if isinstance(doc, tuple) else len(doc) for _, doc in self._kept)
+
     def documents(self) -> list[str | bytes]:
         """The sampled documents in corpus order (a file's as bytes, a text's as given)."""
         return list(self.iter_documents())

@@ -169,17 +169,25 @@ def _learn(
     counts = _core.WordCounts()
     show = wanted(progress)
     paths, texts = _sources(files_or_texts)
+    # A list of texts has a known size, so its bar has an ETA; an iterator's has none.
+    text_total = (
+        sum(len(x) for x in files_or_texts if isinstance(x, (str, bytes)))
+        if texts is not None and isinstance(files_or_texts, Sequence)
+        else None
+    )
+    # The separator is cut out like a special token: its text is no surprise in the corpus.
+    cut_out = [*special_tokens, *([documents[2]] if documents and documents[2] else [])]
     # stacklevel 4: the warnings point at the caller of train() or train_bpe().
-    corpus_check.check_files(paths, special_tokens, stacklevel=4)
+    corpus_check.check_files(paths, cut_out, stacklevel=4)
     if texts is not None:
         first, texts = corpus_check.head(texts)
-        corpus_check.check(first, "the texts", special_tokens, stacklevel=4)
+        corpus_check.check(first, "the texts", cut_out, stacklevel=4)
     drawn = None
     if documents is not None:
         n, seed, separator = documents
         sources = [p if isinstance(p, Shard) else pathlib.Path(p) for p in paths]
         drawn = sample.sample([*sources, *(texts or ())], n, seed, separator, show)
-        paths, texts = [], drawn.iter_documents()
+        paths, texts, text_total = [], drawn.iter_documents(), drawn.size()
     if paths:
         # A Shard is a byte range of a file, counted in place (a held-out tail stays out).
         ranges = [(p.start, p.end) if isinstance(p, Shard) else (0, 2**64 - 1) for p in paths]
@@ -190,7 +198,7 @@ def _learn(
             except OSError as e:
                 raise CorpusError(f"cannot read the corpus: {e}") from None
     if texts is not None:
-        with Bar("counting", unit="B", enabled=show) as bar:
+        with Bar("counting", total=text_total, unit="B", enabled=show) as bar:
             done = 0
             for batch, size in _batches(texts):
                 counter.count_texts(counts, batch)
