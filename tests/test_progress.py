@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import io
 import re
+import sys
 import threading
 
 import bytepair
@@ -82,3 +83,34 @@ def test_training_bars_know_their_totals(monkeypatch, capsys):
     bytepair.train(texts, vocab_size=270, document_separator="|", sample_documents=50)
     err = capsys.readouterr().err
     assert "counting: 100%|" in err, err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_cli_bars_on_a_terminal_and_never_with_quiet(tmp_path, monkeypatch):
+    import warnings
+
+    from bytepair import cli
+
+    # main() installs its one-line warning format: put the test process's back afterwards.
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"hello world\n" * 1000)
+    tok = tmp_path / "tok.json"
+    _bytes_tokenizer().save(tok)
+    for quiet, expected in ((["-q"], False), ([], True)):
+        err = _Terminal()
+        monkeypatch.setattr(sys, "stderr", err)
+        assert (
+            cli.main(["encode", "-t", str(tok), str(src), "-o", str(tmp_path / "a.npy"), *quiet])
+            == 0
+        )
+        assert ("in.txt: 100%|" in err.getvalue()) == expected, err.getvalue()
+        err = _Terminal()
+        monkeypatch.setattr(sys, "stderr", err)
+        train = ["train", str(src), "-o", str(tmp_path / "t.json"), "--vocab-size", "260"]
+        assert cli.main([*train, *quiet]) == 0
+        assert ("merging: 100%|" in err.getvalue()) == expected, err.getvalue()

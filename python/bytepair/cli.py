@@ -201,7 +201,7 @@ def cmd_encode(args) -> int:
     if args.output and args.output.endswith(".npy"):
         if args.input in (None, "-"):
             raise UsageError("encode -o FILE.npy needs an input file, not stdin")
-        tok.encode_file(args.input, args.output)
+        tok.encode_file(args.input, args.output, progress=show_progress(args))
         info(args, f"wrote {args.output}")
         return 0
     # Read, encode and write 1 MB at a time, so input of any size fits in memory: the stream

@@ -50,21 +50,22 @@ class Sample:
         return list(self.iter_documents())
 
     def iter_documents(self) -> Iterator[str | bytes]:
-        """``documents()`` one at a time, reading each file once, front to back."""
-        files: dict[str, object] = {}
+        """``documents()`` one at a time, reading each file once, front to back (a file's
+        documents are next to each other in corpus order, so one file is open at a time)."""
+        path, f = None, None
         try:
             for _, doc in sorted(self._kept, key=lambda kept: kept[0]):
                 if not isinstance(doc, tuple):
                     yield doc
                     continue
-                path, start, end = doc
-                if path not in files:
-                    files[path] = open(path, "rb")
-                f = files[path]
-                f.seek(start)
-                yield f.read(end - start)
+                if doc[0] != path:
+                    if f is not None:
+                        f.close()
+                    path, f = doc[0], open(doc[0], "rb")
+                f.seek(doc[1])
+                yield f.read(doc[2] - doc[1])
         finally:
-            for f in files.values():
+            if f is not None:
                 f.close()
 
 
