@@ -9,6 +9,7 @@ bytepair.reference's pure-Python counting and merge loop on exactly those docume
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import random
 import tracemalloc
@@ -176,6 +177,26 @@ def test_training_on_a_sample_equals_the_reference_on_those_documents(corpus):
     # The same documents given as texts train the same tokenizer.
     direct = bytepair.train(iter(chosen), 457, special_tokens=[EOT], progress=False)
     assert direct.vocab == tok.vocab
+
+
+def test_long_documents_counted_in_place_train_the_same(corpus, monkeypatch):
+    """Sampled file documents of IN_PLACE_BYTES or more are counted in place (memory-
+    mapped ranges), the rest read as texts: with the threshold inside the documents'
+    sizes, both ways meet in one run and still give the reference's merges."""
+    path, data = corpus
+    docs = _documents_by_hand(data, EOT.encode())
+    sizes = sorted(len(d) for d in docs)
+    train_module = importlib.import_module("bytepair.train")
+    monkeypatch.setattr(train_module, "IN_PLACE_BYTES", sizes[len(sizes) // 2])
+    chosen = _algorithm_r(docs, 60, seed=11)
+    assert len({len(d) >= train_module.IN_PLACE_BYTES for d in chosen}) == 2  # both ways
+    counts: Counter = Counter()
+    for doc in chosen:
+        counts.update(reference.count_pretokens(doc, "gpt2", [EOT]))
+    tok = bytepair.train(
+        [path], 457, special_tokens=[EOT], sample_documents=60, seed=11, progress=False
+    )
+    assert tok.merges == reference.train_from_counts(counts, 200)
 
 
 def test_all_documents_train_what_the_whole_corpus_trains(corpus):

@@ -41,22 +41,36 @@ class Sample:
     def __len__(self) -> int:
         return len(self._kept)
 
-    def size(self) -> int:
-        """The sampled documents' length: bytes of a file's, ``len`` of a text."""
-        return sum(doc[2] - doc[1] if isinstance(doc, tuple) else len(doc) for _, doc in self._kept)
+    def size(self, below: int | None = None) -> int:
+        """The sampled documents' length (bytes of a file's, ``len`` of a text's); with
+        ``below``, of those that ``iter_documents(below)`` yields."""
+        return sum(_length(doc) for _, doc in self._kept if below is None or _length(doc) < below)
 
     def documents(self) -> list[str | bytes]:
         """The sampled documents in corpus order (a file's as bytes, a text's as given)."""
         return list(self.iter_documents())
 
-    def iter_documents(self) -> Iterator[str | bytes]:
+    def file_ranges(self, at_least: int) -> list[tuple[str, int, int]]:
+        """``(path, start, end)`` of the sampled file documents of ``at_least`` bytes, in
+        corpus order: to count in place, never read into memory whole."""
+        return [
+            doc
+            for _, doc in sorted(self._kept, key=lambda kept: kept[0])
+            if isinstance(doc, tuple) and _length(doc) >= at_least
+        ]
+
+    def iter_documents(self, below: int | None = None) -> Iterator[str | bytes]:
         """``documents()`` one at a time, reading each file once, front to back (a file's
-        documents are next to each other in corpus order, so one file is open at a time)."""
+        documents are next to each other in corpus order, so one file is open at a time).
+        With ``below``, file documents of ``below`` bytes or more are left out (see
+        ``file_ranges``)."""
         path, f = None, None
         try:
             for _, doc in sorted(self._kept, key=lambda kept: kept[0]):
                 if not isinstance(doc, tuple):
                     yield doc
+                    continue
+                if below is not None and _length(doc) >= below:
                     continue
                 if doc[0] != path:
                     if f is not None:
@@ -67,6 +81,10 @@ class Sample:
         finally:
             if f is not None:
                 f.close()
+
+
+def _length(doc: str | bytes | tuple[str, int, int]) -> int:
+    return doc[2] - doc[1] if isinstance(doc, tuple) else len(doc)
 
 
 def sample(

@@ -36,6 +36,10 @@ Merge = tuple[bytes, bytes]
 #: big enough to keep every core busy, small enough to bound the memory a batch holds.
 TEXT_BATCH_CHARS = 16 << 20
 
+#: A sampled document of a file this long or longer is counted in place (memory-mapped),
+#: so that a long document is never copied into memory whole.
+IN_PLACE_BYTES = 1 << 20
+
 
 def train(
     files_or_texts: str | os.PathLike | Iterable[str | bytes | os.PathLike],
@@ -187,7 +191,11 @@ def _learn(
         n, seed, separator = documents
         sources = [p if isinstance(p, Shard) else pathlib.Path(p) for p in paths]
         drawn = sample.sample([*sources, *(texts or ())], n, seed, separator, show)
-        paths, texts, text_total = [], drawn.iter_documents(), drawn.size()
+        # Long documents are counted in place, short ones read and counted as texts: a
+        # range costs the core ~40 µs (22,000 ranges of TinyStories: 0.93 s, as texts 0.35 s).
+        paths = [_whole_range(*doc) for doc in drawn.file_ranges(IN_PLACE_BYTES)]
+        texts = drawn.iter_documents(below=IN_PLACE_BYTES)
+        text_total = drawn.size(below=IN_PLACE_BYTES)
     if paths:
         # A Shard is a byte range of a file, counted in place (a held-out tail stays out).
         ranges = [(p.start, p.end) if isinstance(p, Shard) else (0, 2**64 - 1) for p in paths]
@@ -206,6 +214,11 @@ def _learn(
                 bar.update(done)
     merges = _merges_from_counts(counts, vocab_size, special_tokens, min_frequency, show)
     return merges, drawn
+
+
+def _whole_range(path: str, start: int, end: int) -> Shard:
+    st = os.stat(path)
+    return Shard(path, start, end, st.st_size, st.st_mtime_ns)
 
 
 def _check_options(
