@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import os
 import re
 import sys
 import threading
@@ -114,3 +115,25 @@ def test_cli_bars_on_a_terminal_and_never_with_quiet(tmp_path, monkeypatch):
         train = ["train", str(src), "-o", str(tmp_path / "t.json"), "--vocab-size", "260"]
         assert cli.main([*train, *quiet]) == 0
         assert ("merging: 100%|" in err.getvalue()) == expected, err.getvalue()
+
+
+def test_bar_shows_on_a_terminal_that_reports_no_size(monkeypatch):
+    """A new pty (as under `script`) reports 0 x 0; tqdm would hide its bar there (row 0
+    is past 0 rows), so Bar falls back to 100 x 24."""
+    import pty
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+    leader, follower = pty.openpty()
+    assert os.get_terminal_size(follower) == (0, 0)
+    # shutil reads stdout's size: make it this terminal's too.
+    real_size = os.get_terminal_size
+    monkeypatch.setattr(os, "get_terminal_size", lambda *fd: real_size(follower))
+    with open(follower, "w", encoding="utf-8") as stream:
+        monkeypatch.setattr(sys, "stderr", stream)  # tqdm measures only stderr and stdout
+        with Bar("counting", total=10, unit="merges") as bar:
+            bar(5, 10)
+        stream.flush()
+        shown = os.read(leader, 1 << 16).decode("utf-8", "replace")
+    os.close(leader)
+    assert "counting:  50%|" in shown, repr(shown)

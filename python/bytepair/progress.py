@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import shutil
 import sys
 from typing import TextIO
 
@@ -63,6 +64,9 @@ class Bar:
         self.done = 0
         self._bar: _Tqdm | None = None
         if enabled:
+            # The terminal's size when the bar starts; one that reports 0 x 0 (a pty under
+            # `script`, some IDE consoles) gets 100 x 24: tqdm would hide the bar there.
+            size = shutil.get_terminal_size((100, 24))
             self._bar = _Tqdm(
                 desc=desc,
                 total=total or None,
@@ -71,7 +75,8 @@ class Bar:
                 unit_divisor=1000,
                 file=stream if stream is not None else sys.stderr,
                 mininterval=MIN_INTERVAL,
-                dynamic_ncols=True,
+                ncols=size.columns,
+                nrows=size.lines,
             )
 
     def __enter__(self) -> Bar:
