@@ -69,6 +69,14 @@ def test_cli_seed_without_a_sample_is_refused(tmp_path, corpus):
     assert_usage_error(proc, "--seed", "--sample-documents")
 
 
+def test_cli_ray_engine_refuses_what_it_cannot_do(tmp_path, corpus):
+    train = ("train", corpus, "-o", tmp_path / "t.json", "--vocab-size", 300, "--engine", "ray")
+    assert_usage_error(run(*train, "--holdout", 0.01), "--holdout needs --engine local")
+    assert_usage_error(
+        run(*train, "--sample-documents", 5), "--sample-documents needs --engine local"
+    )
+
+
 def test_cli_vocab_size_names_its_minimum(tmp_path, corpus):
     for value in (-5, 0, 255):
         err = assert_usage_error(

@@ -139,8 +139,9 @@ def cmd_train(args) -> int:
         raise UsageError("--checkpoint-dir needs --engine ray")
     if args.seed and not args.sample_documents:
         raise UsageError("--seed picks the sample of --sample-documents N: give both")
-    if ray and args.holdout:
-        raise UsageError("--holdout needs --engine local: the ray engine counts whole files")
+    for given, flag in ((args.holdout, "--holdout"), (args.sample_documents, "--sample-documents")):
+        if ray and given:
+            raise UsageError(f"{flag} needs --engine local: the ray engine counts whole files")
     for p in [] if ray else args.files:
         if not os.path.isfile(p):
             raise UsageError(f"training file {p!r} does not exist or is not a file")
