@@ -165,6 +165,16 @@ def test_a_gbk_corpus_warns(tmp_path):
         bytepair.train(iter([zh.encode("gbk", "ignore")]), 300, [EOT], progress=False)
 
 
+def test_of_many_files_the_first_and_last_are_checked(tmp_path):
+    zh = corpus_sample("zh-prose", 30_000).decode("utf-8", "ignore")
+    paths = []
+    for n in range(20):
+        paths.append(tmp_path / f"part{n:02}.txt")
+        paths[-1].write_bytes(zh.encode("gbk", "ignore") if n == 19 else zh.encode())
+    with pytest.warns(CorpusWarning, match=r"part19\.txt are not valid UTF-8"):
+        bytepair.train(paths, 300, special_tokens=[EOT], progress=False)
+
+
 def test_a_latin1_corpus_warns_and_utf8_does_not(tmp_path):
     text = "Le cœur a ses raisons que la raison ne connaît point. Déjà vu, été, à bientôt.\n"
     latin1 = tmp_path / "fr.txt"

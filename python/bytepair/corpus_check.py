@@ -3,7 +3,8 @@ mostly not UTF-8 (GBK, Latin-1, UTF-16), and special-token text (``<|endoftext|>
 not a special token, so it would be learned as ordinary text.
 
 Only a sample is read, so the check costs milliseconds on any corpus: ``BLOCKS`` blocks of
-``BLOCK_BYTES`` spread over each file, and the first ``BLOCKS * BLOCK_BYTES`` of texts.
+``BLOCK_BYTES`` spread over each file (of at most ``MAX_FILES`` files), and the first
+``BLOCKS * BLOCK_BYTES`` of texts.
 
 >>> import warnings
 >>> with warnings.catch_warnings(record=True) as seen:
@@ -28,6 +29,10 @@ from bytepair.shards import Shard
 #: file whose head is an ASCII licence and whose body is GBK is still caught.
 BLOCKS = 4
 BLOCK_BYTES = 256 << 10
+
+#: Files checked of a long list (a directory of shards): 8 files of 1 MB or more cost
+#: 0.15 s, while checking each of 10,000 would take minutes.
+MAX_FILES = 8
 
 #: Less than this much text says too little to warn about (a unit test's few lines).
 MIN_BYTES = 4 << 10
@@ -112,7 +117,10 @@ def check(
 def check_files(
     paths: Sequence[str | Shard], special_tokens: Sequence[str], stacklevel: int = 2
 ) -> None:
-    """``check`` on blocks spread over each file (a ``Shard`` reads its byte range)."""
+    """``check`` on blocks spread over each file (a ``Shard`` reads its byte range), for
+    at most ``MAX_FILES`` files spread over the list."""
+    if len(paths) > MAX_FILES:
+        paths = [paths[k * (len(paths) - 1) // (MAX_FILES - 1)] for k in range(MAX_FILES)]
     for p in paths:
         path, start, end = (p.path, p.start, p.end) if isinstance(p, Shard) else (p, 0, None)
         try:
