@@ -12,6 +12,7 @@ bytepair.reference (merges), the umask, and hand-derived outputs.
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import warnings
 
@@ -105,6 +106,8 @@ def test_a_missing_tokenizer_is_a_file_not_found_error(tmp_path):
     assert err.value.filename == str(missing)
     assert str(err.value).startswith(f"{missing}: no such tokenizer file")
     assert "o200k_base" in str(err.value)  # the names it could have been
+    again = pickle.loads(pickle.dumps(err.value))  # as Ray or multiprocessing send it
+    assert (type(again), str(again)) == (type(err.value), str(err.value))
     assert_usage_error(run("encode", "-t", missing, input=b"hi"), "tokenizer.json")
 
 

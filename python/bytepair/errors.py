@@ -72,6 +72,9 @@ class TokenizerNotFoundError(BytepairError, FileNotFoundError):
     def __str__(self) -> str:  # OSError would print "[Errno 2] ..."
         return f"{self.filename}: {self.strerror}"
 
+    def __reduce__(self):  # OSError's would call __init__ with (errno, strerror, filename)
+        return type(self), (self.filename, self.strerror)
+
 
 class CorpusWarning(UserWarning):
     """A corpus that trains, but into a tokenizer unfit for its use: mostly not UTF-8, or
