@@ -25,7 +25,6 @@ import itertools
 import json
 import os
 import sys
-import tempfile
 import time
 import warnings
 from collections import Counter
@@ -33,11 +32,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bytepair import __version__, audit, compare, holdout, metrics, report, show, zipf
-from bytepair.errors import BytepairError, DisallowedSpecialError
+from bytepair.errors import BytepairError, DisallowedSpecialError, TokenizerNotFoundError
 from bytepair.tokenizer import Tokenizer
-
-#: Names that ``-t`` resolves through ``tiktoken.get_encoding`` when no such file exists.
-TIKTOKEN_NAMES = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
+from bytepair.training_report import documents_line, peak_memory_mb
 
 EXIT_USAGE = 2
 
@@ -51,26 +48,14 @@ class UsageError(Exception):
 
 def load_tokenizer(spec: str) -> Tokenizer:
     """A tokenizer from a file (any supported format) or a tiktoken encoding name."""
-    if os.path.exists(spec):
-        from bytepair import formats
-
-        return formats.load(spec)
-    if spec in TIKTOKEN_NAMES:
-        try:
-            import tiktoken
-        except ImportError:
-            raise UsageError(
-                f"-t {spec}: loading tiktoken encodings needs tiktoken: pip install tiktoken"
-            ) from None
-        try:
-            encoding = tiktoken.get_encoding(spec)
-        except Exception as e:  # tiktoken raises bare ValueError/requests errors offline
-            raise UsageError(f"-t {spec}: tiktoken could not load it ({e})") from None
-        return Tokenizer.from_tiktoken(encoding)
-    raise UsageError(
-        f"tokenizer {spec!r} is neither a file nor a tiktoken encoding name "
-        f"({', '.join(TIKTOKEN_NAMES)})"
-    )
+    try:
+        return Tokenizer.load(spec)
+    except ImportError:
+        raise UsageError(
+            f"-t {spec}: loading tiktoken encodings needs tiktoken: pip install tiktoken"
+        ) from None
+    except TokenizerNotFoundError as e:
+        raise UsageError(str(e)) from None
 
 
 def format_for(path: str, given: str | None) -> str:
@@ -122,17 +107,9 @@ def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
             sys.stdout.buffer.write(part)
         sys.stdout.buffer.flush()
         return
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for part in parts:
-                f.write(part)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    from bytepair.formats.atomic import write_parts
+
+    write_parts(path, parts)
 
 
 def check_output(path: str | None) -> None:
@@ -153,20 +130,6 @@ def special_policy(args) -> dict:
     return {}
 
 
-def peak_memory_mb() -> float | None:
-    """Peak resident memory of this process and its finished children, in MB (Unix)."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KB on Linux
-    peak = max(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-    )
-    return peak * scale / 1e6
-
-
 # -- subcommands ----------------------------------------------------------------------------
 
 
@@ -178,6 +141,11 @@ def cmd_train(args) -> int:
     ray = args.engine == "ray"
     if args.checkpoint_dir and not ray:
         raise UsageError("--checkpoint-dir needs --engine ray")
+    if args.seed and not args.sample_documents:
+        raise UsageError("--seed picks the sample of --sample-documents N: give both")
+    for given, flag in ((args.holdout, "--holdout"), (args.sample_documents, "--sample-documents")):
+        if ray and given:
+            raise UsageError(f"{flag} needs --engine local: the ray engine counts whole files")
     for p in [] if ray else args.files:
         if not os.path.isfile(p):
             raise UsageError(f"training file {p!r} does not exist or is not a file")
@@ -195,10 +163,14 @@ def cmd_train(args) -> int:
         progress=show_progress(args),
         engine=args.engine,
         checkpoint_dir=args.checkpoint_dir,
+        sample_documents=args.sample_documents,
+        seed=args.seed,
+        document_separator=args.document_separator,
     )
     wall = time.perf_counter() - start
     tok.save(args.output, format=fmt)
     memory = peak_memory_mb()
+    trained = tok.training_report
     lines = [
         f"saved           {args.output} ({fmt})",
         f"wall time       {wall:.2f} s",
@@ -206,13 +178,20 @@ def cmd_train(args) -> int:
         f"vocab size      {tok.vocab_size:,} ({len(tok.merges):,} merges, "
         f"{_plural(len(tok.special_tokens), 'special token')})",
     ]
+    if trained is not None and trained.documents is not None:
+        lines.append(
+            f"trained on      {documents_line(trained.documents, trained.documents_in_corpus)}"
+            + (f", seed {args.seed}" if args.sample_documents else "")
+        )
     if held_out:
         lines.append(
             f"bytes/token     {report.bytes_per_token(tok, held_out):.3f} on the last "
             f"{len(held_out):,} bytes of {args.files[-1]}, held out of training"
         )
     else:
-        lines.append("bytes/token     n/a (no held-out slice: --holdout 0)")
+        lines.append(
+            "bytes/token     n/a (--holdout 0.01 measures it on text kept out of training)"
+        )
     lines.append(
         "longest tokens  "
         + "  ".join(report.token_repr(b) for _, b in report.longest_tokens(tok, args.show))
@@ -227,7 +206,7 @@ def cmd_encode(args) -> int:
     if args.output and args.output.endswith(".npy"):
         if args.input in (None, "-"):
             raise UsageError("encode -o FILE.npy needs an input file, not stdin")
-        tok.encode_file(args.input, args.output)
+        tok.encode_file(args.input, args.output, progress=show_progress(args))
         info(args, f"wrote {args.output}")
         return 0
     # Read, encode and write 1 MB at a time, so input of any size fits in memory: the stream
@@ -492,6 +471,26 @@ def _positive(text: str) -> int:
     return value
 
 
+def _vocab_size(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 256:
+        raise argparse.ArgumentTypeError(
+            f"{text} is too small: the vocab holds the 256 single bytes (plus one id per "
+            "special token), so at least 256"
+        )
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        return int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
 def _fraction(text: str) -> float:
     try:
         value = float(text)
@@ -536,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", parents=[common], help="train a tokenizer on text files")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("-o", "--output", required=True, help="where to save the tokenizer")
-    p.add_argument("--vocab-size", type=_positive, required=True)
+    p.add_argument("--vocab-size", type=_vocab_size, required=True)
     p.add_argument(
         "--special-token",
         action="append",
@@ -565,11 +564,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format (default: from the name; .tiktoken, dir/, else json)",
     )
     p.add_argument(
+        "--sample-documents",
+        type=_positive,
+        metavar="N",
+        help="train on a uniform random sample of N documents (all of them when there "
+        "are N or fewer), cut at --document-separator",
+    )
+    p.add_argument(
+        "--seed", type=_seed, default=0, help="which sample --sample-documents draws (default 0)"
+    )
+    p.add_argument(
+        "--document-separator",
+        metavar="T",
+        help="the text between documents (default: the first --special-token)",
+    )
+    p.add_argument(
         "--holdout",
         type=_fraction,
-        default=0.01,
-        help="fraction of the corpus held out of training, at most 1 MB, cut from "
-        "the end of the last file, to measure bytes/token (default 0.01; 0: none)",
+        default=0.0,
+        help="fraction of the corpus held out of training, at most 1 MB, cut from the end "
+        "of the last file, to measure bytes/token on unseen text (default 0: train on "
+        "everything, as bytepair.train does)",
     )
     p.add_argument("--show", type=_positive, default=10, help="how many longest tokens to show")
     p.set_defaults(run=cmd_train)

@@ -21,6 +21,17 @@ from collections.abc import Collection, Sequence
 _TERM_BACKGROUNDS = (153, 223, 194, 218)
 _HTML_BACKGROUNDS = ("#bfdcf5", "#fce1bd", "#c8ecc8", "#f7c6dc")
 
+# Font stacks with CJK fallbacks: a browser whose default monospace font lacks CJK (most
+# Western setups) would show boxes, so the stacks name the CJK fonts of macOS (PingFang,
+# Hiragino), Windows (Microsoft YaHei, Yu Gothic, Malgun Gothic) and Linux (Noto CJK,
+# Source Han) before the generic family.
+_CJK = (
+    '"Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", '
+    '"Hiragino Sans", "Microsoft YaHei", "Yu Gothic", "Malgun Gothic"'
+)
+_MONO = f'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", {_CJK}, monospace'
+_SANS = f'system-ui, "Segoe UI", Roboto, "Helvetica Neue", Arial, {_CJK}, sans-serif'
+
 # Whitespace that would vanish or move the cursor gets a visible stand-in; the newline is
 # kept after its symbol so the layout of the text survives.
 _VISIBLE = {"\n": "\\n\n", "\t": "\\t", "\r": "\\r"}
@@ -45,8 +56,18 @@ def _visible(text: str) -> str:
 
 
 def plain(tokens: Sequence[bytes], sep: str = "|") -> str:
-    """Tokens joined by a separator, for terminals without colour (or NO_COLOR)."""
-    return sep.join(_visible(label(t)) for t in tokens)
+    r"""Tokens joined by a separator, for terminals without colour (or NO_COLOR).
+
+    A separator or a backslash inside a token is escaped (``\|``, ``\\``), so that every
+    unescaped separator is a boundary:
+
+    >>> print(plain([b"a|b", b"|", b"\\"]))
+    a\|b|\||\\
+    """
+    escapes = {"\\": "\\\\", sep: "\\" + sep}
+    return sep.join(
+        "".join(escapes.get(ch) or _VISIBLE.get(ch, ch) for ch in label(t)) for t in tokens
+    )
 
 
 def _style(n: int, is_special: bool) -> str:
@@ -131,14 +152,14 @@ def html_page(
 <meta charset="utf-8">
 <title>{html.escape(title)}</title>
 <style>
-body {{ font-family: sans-serif; margin: 2em; max-width: 60em; }}
-.tokens {{ font-family: monospace; font-size: 1.1em; white-space: pre-wrap; line-height: 1.9; }}
+body {{ font-family: {_SANS}; margin: 2em; max-width: 60em; }}
+.tokens {{ font-family: {_MONO}; font-size: 1.1em; white-space: pre-wrap; line-height: 1.9; }}
 .t {{ border-radius: 3px; padding: 1px 0; }}
 {colours}
 .hex {{ font-style: italic; color: #8a1c1c; }}
 .special {{ background: #333; color: #fff; }}
 .unreachable {{ outline: 2px dashed #c00; outline-offset: -1px; }}
-.ids {{ font-family: monospace; color: #555; word-break: break-all; }}
+.ids {{ font-family: {_MONO}; color: #555; word-break: break-all; }}
 </style>
 </head>
 <body>

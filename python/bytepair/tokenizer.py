@@ -23,11 +23,13 @@ from bytepair import _core, patterns
 from bytepair.errors import CorpusError, SpecialTokenError, VocabError
 from bytepair.formats import tokenizer_config
 from bytepair.formats.tokenizer_config import TokenizerConfig
+from bytepair.progress import Bar
 
 if TYPE_CHECKING:
     import numpy
 
     from bytepair.audit import Audit
+    from bytepair.training_report import TrainingReport
 
 Merge = tuple[bytes, bytes]
 SpecialSet = Literal["all"] | Collection[str]
@@ -44,6 +46,9 @@ class Tokenizer:
     None means none (CS336's ``get_tokenizer`` passes None).
     ``pattern`` is a name (``gpt2``, ``cl100k``, ``o200k``) or a custom regex.
     """
+
+    #: Time, peak memory and documents of the run that trained it (``bytepair.train``).
+    training_report: TrainingReport | None = None
 
     def __init__(
         self,
@@ -436,10 +441,15 @@ class Tokenizer:
         if not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "does not exist"
             raise CorpusError(f"{path} {what}: encode_file needs a text file")
-        report = progress if callable(progress) else _stderr_bar(path, progress)
-        return self._encoder.encode_file(
-            path, out_path, allowed, disallowed, _threads(threads), report
-        )
+        if callable(progress):
+            return self._encoder.encode_file(
+                path, out_path, allowed, disallowed, _threads(threads), progress
+            )
+        show = sys.stderr.isatty() if progress is None else bool(progress)
+        with Bar(os.path.basename(path), unit="B", enabled=show) as bar:
+            return self._encoder.encode_file(
+                path, out_path, allowed, disallowed, _threads(threads), bar
+            )
 
     def encode_with_offsets(
         self,
@@ -533,14 +543,23 @@ class Tokenizer:
         """Loads a tokenizer, detecting the format (tokenizer.json, .tiktoken, GPT-2 files).
 
         ``special_tokens`` and ``pattern`` are for formats that do not store them (.tiktoken).
+        A tiktoken encoding name (``"o200k_base"``, ``"gpt2"``) that is no file loads
+        through tiktoken. A missing file raises ``TokenizerNotFoundError``, a
+        ``FileNotFoundError``.
         """
         from bytepair import formats
 
         return formats.load(path, special_tokens=special_tokens, pattern=pattern)
 
-    def save(self, path: str | os.PathLike, format: str = "huggingface") -> None:
+    def save(
+        self,
+        path: str | os.PathLike | tuple[str | os.PathLike, str | os.PathLike],
+        format: str = "huggingface",
+    ) -> None:
         """Saves the tokenizer atomically: ``huggingface`` (default), ``tiktoken`` or ``gpt2``
-        (a directory with vocab.json and merges.txt).
+        (a directory with vocab.json and merges.txt; or the pair of names
+        ``(vocab_path, merges_path)``, as CS336 writes them; or ``x-vocab.json``, with
+        ``x-merges.txt`` beside it).
 
         ``huggingface`` into a folder (``save("dir/")``) writes ``tokenizer.json`` and
         ``tokenizer_config.json`` (``config``'s tokens and chat template) in it, the files
@@ -708,19 +727,3 @@ def _threads(threads: int | None) -> int:
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int or None (all cores), got {threads!r}")
     return threads
-
-
-def _stderr_bar(path: str, show: bool | None) -> Callable[[int, int], None] | None:
-    """A one-line progress bar on stderr (shown when stderr is a terminal, or when asked)."""
-    if show is False or (show is None and not sys.stderr.isatty()):
-        return None
-    name = os.path.basename(path)
-
-    def report(done: int, total: int) -> None:
-        frac = done / total if total else 1.0
-        bar = "#" * int(frac * 30)
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\r{name}: [{bar:<30}] {frac:6.1%} of {total / 1e6:.1f} MB{end}")
-        sys.stderr.flush()
-
-    return report

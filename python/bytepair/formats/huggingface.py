@@ -251,7 +251,11 @@ def from_json(doc, name: str = "tokenizer.json"):
     mwhere = f"{name}: model"
     kind = model.get("type", "BPE" if "merges" in model else None)
     if kind != "BPE":
-        raise _refuse(mwhere, f"model type {kind!r}", "only BPE is byte-level BPE")
+        raise FormatError(
+            f"{name}: model.type is {kind!r}, not 'BPE': bytepair reads byte-level BPE "
+            "tokenizers only (GPT-2, Llama 3, Qwen, ...); load a WordPiece, Unigram or "
+            "WordLevel model with HuggingFace tokenizers or transformers"
+        )
     if model.get("dropout") not in (None, 0, 0.0):
         raise _refuse(
             f"{mwhere}.dropout", f"dropout={model['dropout']!r}", "it makes encoding random"
