@@ -907,7 +907,15 @@ mod tests {
             );
         }
         text.extend_from_slice(b"\xff\xfe");
-        for pattern in ["gpt2", "cl100k", "o200k", r"\w+|\s+|[^\w\s]+"] {
+        for pattern in [
+            "gpt2",
+            "cl100k",
+            "o200k",
+            "llama3",
+            "qwen2",
+            "qwen3.5",
+            r"\w+|\s+|[^\w\s]+",
+        ] {
             for specials in [vec![], vec!["<|endoftext|>"], vec!["<|endoftext|>", "doc"]] {
                 let whole = Counter::new(pattern, &specials, Some(2), None).unwrap();
                 let want = serial(&whole, &text);
