@@ -17,7 +17,8 @@ import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
-from bytepair import _core, compat as compat_mode, extend, patterns
+from bytepair import _core, extend, patterns
+from bytepair import compat as compat_mode
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.progress import Bar, wanted
 from bytepair.reference import build_vocab, checked_special_tokens
