@@ -1288,6 +1288,114 @@ mod tests {
         assert!(wrong < 1000, "{wrong} false yes of 100,000");
     }
 
+    fn by_ids(reuse: bool, count_tokens: bool, tokens: usize) -> Rules {
+        Rules {
+            min_frequency: 1,
+            ids: Some((0..256 + tokens as u64).collect()),
+            reuse,
+            count_tokens,
+            max_token_length: None,
+        }
+    }
+
+    fn strings(merges: &[Merge]) -> Vec<(String, String)> {
+        merges
+            .iter()
+            .map(|(a, b)| {
+                (
+                    String::from_utf8_lossy(a).into_owned(),
+                    String::from_utf8_lossy(b).into_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// Ties by ids go to the smaller pair: (a, b) = (97, 98) before (b, a) = (98, 97),
+    /// where bytes order them the other way.
+    #[test]
+    fn ties_by_ids_prefer_smaller_ids() {
+        let words: Vec<(&[u8], u64)> = vec![(b"ab", 3), (b"ba", 3)];
+        let (m, _) = train_with(
+            words.iter().map(|(w, c)| (*w, *c)),
+            2,
+            &by_ids(true, false, 0),
+            &mut |_| true,
+        )
+        .unwrap();
+        assert_eq!(strings(&m), pairs(&[("a", "b"), ("b", "a")]));
+        // Larger ids for a smaller byte: give b the id 0, and (b, a) wins.
+        let mut rules = by_ids(true, false, 0);
+        rules.ids.as_mut().unwrap().swap(0, b'b' as usize);
+        let (m, _) = train_with(words.iter().map(|(w, c)| (*w, *c)), 1, &rules, &mut |_| {
+            true
+        })
+        .unwrap();
+        assert_eq!(strings(&m), pairs(&[("b", "a")]));
+    }
+
+    /// Start token "ab" (256) in [ab, c] x2, and [a, b, c] x3. (a, b) = 3 ties (b, c) = 3
+    /// and has the smaller ids. Reusing, it rebuilds 256 and (ab, c) = 5 is one merge;
+    /// rustbpe's way it is a new token 257, so (257, c) = 3 and (256, c) = 2 are two.
+    #[test]
+    fn a_rebuilt_token_is_reused_or_new() {
+        let words = || vec![(vec![256, b'c' as u32], 2), (vec![97, 98, 99], 3)];
+        let run = |rules: &Rules| {
+            let (m, stop) =
+                train_encoded(vec![b"ab".to_vec()], words(), 10, rules, &mut |_| true).unwrap();
+            assert_eq!(stop, Stop::NoPairs);
+            strings(&m)
+        };
+        assert_eq!(
+            run(&by_ids(true, false, 1)),
+            pairs(&[("a", "b"), ("ab", "c")])
+        );
+        assert_eq!(
+            run(&by_ids(false, false, 1)),
+            pairs(&[("a", "b"), ("ab", "c"), ("ab", "c")])
+        );
+    }
+
+    /// Counting new tokens, a merge that rebuilds a start token does not count.
+    #[test]
+    fn count_tokens_skips_rebuilt_tokens() {
+        let words = || vec![(vec![97, 98], 3), (vec![99, 100], 1)];
+        let run = |count_tokens| {
+            let rules = by_ids(true, count_tokens, 1);
+            let (m, _) =
+                train_encoded(vec![b"ab".to_vec()], words(), 1, &rules, &mut |_| true).unwrap();
+            strings(&m)
+        };
+        assert_eq!(run(false), pairs(&[("a", "b")]));
+        assert_eq!(run(true), pairs(&[("a", "b"), ("c", "d")]));
+    }
+
+    /// HF's max_token_length 3: a pair counts only if shorter than 3 bytes (or two single
+    /// bytes). "abcd": (a, b) first (smallest ids); (ab, c) is 3 bytes, so (c, d); then
+    /// (ab, cd) is 4: nothing is left.
+    #[test]
+    fn max_token_length_leaves_long_pairs_uncounted() {
+        let mut rules = by_ids(true, true, 0);
+        rules.max_token_length = Some(3);
+        let words: Vec<(&[u8], u64)> = vec![(b"abcd", 5)];
+        let (m, stop) = train_with(words.iter().map(|(w, c)| (*w, *c)), 10, &rules, &mut |_| {
+            true
+        })
+        .unwrap();
+        assert_eq!(strings(&m), pairs(&[("a", "b"), ("c", "d")]));
+        assert_eq!(stop, Stop::NoPairs);
+    }
+
+    #[test]
+    fn bad_start_symbols_are_errors() {
+        let none = Vec::<(Vec<u32>, u64)>::new;
+        let rules = by_ids(true, false, 0); // ids for the bytes only, but one token given
+        assert!(train_encoded(vec![b"ab".to_vec()], none(), 1, &rules, &mut |_| true).is_err());
+        let rules = Rules::cs336(1);
+        assert!(train_encoded(vec![b"a".to_vec()], none(), 1, &rules, &mut |_| true).is_err());
+        let word = vec![(vec![300u32, 1], 1)];
+        assert!(train_encoded(vec![], word, 1, &rules, &mut |_| true).is_err());
+    }
+
     /// Counts cross 2^32 - 1 both ways and come back exactly; absent pairs read 0.
     #[test]
     fn pair_counts_cross_the_u32_boundary() {
