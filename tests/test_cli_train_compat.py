@@ -43,3 +43,17 @@ def test_flag_mistakes_are_usage_errors(tmp_path):
     assert_usage_error(proc, "max_token_length", "compat='huggingface'")
     proc = run("train", corpus, "-o", out, "--vocab-size", 300, "--compat", "spm")
     assert proc.returncode == 2 and b"invalid choice: 'spm'" in proc.stderr
+
+
+def test_base_takes_a_tiktoken_name_and_hf_encodes_the_result(tmp_path, tiktoken_cache):
+    from tokenizers import Tokenizer
+
+    text = corpus_sample("code", 60_000)
+    corpus = tmp_path / "code.txt"
+    corpus.write_bytes(text)
+    out = tmp_path / "ext.json"
+    ok(run("train", corpus, "-o", out, "--vocab-size", 100_400, "--base", "cl100k_base", "-q"))
+    tok, hf = bytepair.Tokenizer.load(out), Tokenizer.from_file(str(out))
+    assert tok.vocab_size == 100_400 and tok.special_tokens["<|endoftext|>"] == 100_257
+    sample = text.decode("utf-8", "replace")[:20_000]
+    assert tok.encode(sample, allowed_special="all") == hf.encode(sample).ids
