@@ -10,11 +10,15 @@ import warnings
 from collections import Counter
 
 import bytepair
+import bytepair.compat
+import bytepair.extend
 import pytest
 import tiktoken
-from bytepair import Tokenizer, reference
+from bytepair import Tokenizer, _core, reference
 from bytepair.errors import TrainingWarning, VocabSizeError
 from conftest import corpus_documents, shared
+from hypothesis import given
+from hypothesis import strategies as st
 from test_exact_vocabularies import LLAMA3_PATTERN, LLAMA3_SPECIALS
 from test_train_compat import SPECIALS, documents, hf_trained
 
@@ -33,17 +37,12 @@ def as_tiktoken(tok: Tokenizer, pattern: str) -> tiktoken.Encoding:
 
 def reference_merges(base: Tokenizer, docs: list[str], num: int, compat="cs336") -> list:
     """reference.train_from_counts from the base's encoding of each pre-token."""
-    encoder = reference.Encoder(base._vocab, base._merges, {}, base.pattern)
     counts: Counter[bytes] = Counter()
     for d in docs:  # each text its own document, as bytepair.train counts texts
         counts.update(
             reference.count_pretokens(d.encode(), base.pattern, list(base.special_tokens))
         )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrainingWarning)
-        return reference.train_from_counts(
-            counts, num, compat=compat, base=(dict(base._vocab), encoder._encode_piece)
-        )
+    return reference_merges_from_counts(base, counts, num, compat)
 
 
 def test_extending_a_rank_table_keeps_it_one_that_tiktoken_encodes(tiktoken_encoding):
@@ -130,3 +129,37 @@ def test_base_errors_name_the_fix():
         bytepair.train(["abc"], 260, base={"a": 1}, progress=False)
     with pytest.raises(ValueError, match="engine='ray' trains with compat='cs336' and no base"):
         bytepair.train(["abc"], 260, base=base, engine="ray", progress=False)
+
+
+letters = st.binary(min_size=1, max_size=8).map(lambda b: bytes(x % 4 + 97 for x in b))
+
+
+@given(
+    st.dictionaries(letters, st.integers(1, 40), min_size=1, max_size=15),
+    st.dictionaries(letters, st.integers(1, 40), max_size=15),
+    st.sampled_from(["cs336", "huggingface", "rustbpe"]),
+    st.booleans(),
+)
+def test_rust_extends_as_the_reference_does(first, second, compat, rank_table):
+    """From a base trained on `first` (a merges list, or its rank table), the core's merges
+    on `second` equal reference.train_from_counts from the same base."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        merges = reference.train_from_counts(first, 8)
+    base = Tokenizer(reference.build_vocab(merges), None if rank_table else merges)
+    want = reference_merges_from_counts(base, second, 20, compat)
+    counts = _core.WordCounts()
+    for word, n in second.items():
+        counts.add(word, n)
+    rules = bytepair.compat.core_rules(compat, None)
+    got = _core.train_merges(counts, 20, base=bytepair.extend.start(base), **rules)
+    assert got == want
+
+
+def reference_merges_from_counts(base: Tokenizer, counts, num: int, compat: str) -> list:
+    encoder = reference.Encoder(base._vocab, base._merges, {}, base.pattern)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        return reference.train_from_counts(
+            counts, num, compat=compat, base=(dict(base._vocab), encoder._encode_piece)
+        )
