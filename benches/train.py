@@ -1,6 +1,8 @@
 """Training speed and memory: bytepair vs HuggingFace tokenizers vs rustbpe, same corpus,
 same pattern (GPT-2's), same number of merges, each trainer in its own subprocess
-(peak RSS: the child's own VmHWM).
+(peak RSS: the child's own VmHWM). bytepair also runs in each peer's mode
+(``compat="huggingface"``, ``compat="rustbpe"``: that peer's exact merges) and extending a
+tokenizer (``base=``: the first half of the vocab trained untimed, then the rest).
 
     python benches/train.py                       # 50 MB of en-prose, vocab 32000, 3 runs
     python benches/train.py --mb 10 --runs 1      # quick
@@ -25,7 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
 EOT = "<|endoftext|>"
-TRAINERS = ("bytepair", "hf", "rustbpe")
+TRAINERS = ("bytepair", "hf", "rustbpe", "bytepair-hf", "bytepair-rustbpe", "bytepair-extend")
+#: (bytepair row, peer row) pairs whose ratio is printed: each mode against the trainer it
+#: reproduces.
+PAIRS = [("bytepair", "hf"), ("bytepair", "rustbpe")]
+PAIRS += [("bytepair-hf", "hf"), ("bytepair-rustbpe", "rustbpe")]
 
 
 def corpus_path(mb: int, out_dir: Path) -> Path:
@@ -52,12 +58,25 @@ def corpus_path(mb: int, out_dir: Path) -> Path:
 # -- what each child process runs ------------------------------------------------------------
 
 
-def run_bytepair(path: str, vocab_size: int) -> dict:
+def run_bytepair(path: str, vocab_size: int, compat: str = "cs336") -> dict:
     import bytepair
 
     t = time.perf_counter()
-    tok = bytepair.train(path, vocab_size=vocab_size, special_tokens=[EOT], progress=False)
+    tok = bytepair.train(
+        path, vocab_size=vocab_size, special_tokens=[EOT], progress=False, compat=compat
+    )
     return {"wall": time.perf_counter() - t, "merges": len(tok.merges)}
+
+
+def run_bytepair_extend(path: str, vocab_size: int) -> dict:
+    """Extends a tokenizer of half the vocab (trained first, untimed) to vocab_size."""
+    import bytepair
+
+    half = 256 + (vocab_size - 256) // 2
+    base = bytepair.train(path, vocab_size=half, special_tokens=[EOT], progress=False)
+    t = time.perf_counter()
+    tok = bytepair.train(path, vocab_size=vocab_size, base=base, progress=False)
+    return {"wall": time.perf_counter() - t, "merges": len(tok.merges) - len(base.merges)}
 
 
 def run_bytepair_phases(path: str, vocab_size: int) -> dict:
@@ -113,6 +132,9 @@ RUNNERS = {
     "bytepair-phases": run_bytepair_phases,
     "hf": run_hf,
     "rustbpe": run_rustbpe,
+    "bytepair-hf": lambda path, vocab_size: run_bytepair(path, vocab_size, "huggingface"),
+    "bytepair-rustbpe": lambda path, vocab_size: run_bytepair(path, vocab_size, "rustbpe"),
+    "bytepair-extend": run_bytepair_extend,
 }
 
 
@@ -164,11 +186,11 @@ def main() -> None:
         runs = [child(name, path, args.vocab_size) for _ in range(args.runs)]
         results[name] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
-    print(f"\n{'trainer':<10} {'wall s':>8} {'MB/s':>8} {'peak RSS MB':>12} {'merges':>8}")
+    print(f"\n{'trainer':<16} {'wall s':>8} {'MB/s':>8} {'peak RSS MB':>12} {'merges':>8}")
     for name in args.trainers.split(","):
         r = results[name]
         print(
-            f"{name:<10} {r['wall']:8.2f} {mb / r['wall']:8.1f} {r['rss_mb']:12.0f} "
+            f"{name:<16} {r['wall']:8.2f} {mb / r['wall']:8.1f} {r['rss_mb']:12.0f} "
             f"{r['merges']:8.0f}"
         )
     ph = results["bytepair-phases"]
@@ -178,15 +200,13 @@ def main() -> None:
         f"per core, {ph['words']:.0f} distinct pre-tokens); merge {ph['merge']:.2f} s "
         f"for {ph['merges']:.0f} merges"
     )
-    if "bytepair" in results:
-        bp = results["bytepair"]
-        for name in args.trainers.split(","):
-            if name != "bytepair":
-                r = results[name]
-                print(
-                    f"bytepair vs {name}: {r['wall'] / bp['wall']:.1f}x faster, "
-                    f"{r['rss_mb'] / bp['rss_mb']:.2f}x less peak RSS"
-                )
+    for ours, peer in PAIRS:
+        if ours in results and peer in results:
+            a, b = results[ours], results[peer]
+            print(
+                f"{ours} vs {peer}: {b['wall'] / a['wall']:.1f}x faster, "
+                f"{b['rss_mb'] / a['rss_mb']:.2f}x less peak RSS"
+            )
 
 
 if __name__ == "__main__":

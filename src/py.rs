@@ -703,10 +703,14 @@ mod encoder {
 
 mod training {
     use crate::count::{Counter, WordCounts};
+    use crate::encode::Encoder;
+    use crate::train::Rules;
     use crate::Error;
     use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
     use pyo3::prelude::*;
     use pyo3::types::{PyBytes, PyString};
+    use rayon::prelude::*;
+    use rustc_hash::FxHashMap;
     use std::path::PathBuf;
     use std::sync::Mutex;
 
@@ -952,8 +956,18 @@ mod training {
     /// Learns up to `num_merges` merges from `counts`, the GIL released. Stops early when no
     /// pair has count >= `min_frequency`. `progress(merges_done, num_merges)` is called
     /// about every 100 ms. `consume=True` empties `counts` instead of copying it.
+    ///
+    /// The rules (`crate::train::Rules`): `ties="bytes"` (CS336) or `"ids"`, with
+    /// `byte_ids` the ids of the 256 bytes (default: the byte values); `reuse`,
+    /// `count_tokens`, `max_token_length`. `base=(vocab, merges)` extends a tokenizer: its
+    /// regular tokens `(id, bytes)` and its merges (None for a rank table); each word is
+    /// first encoded with it, and with `ties="ids"` its ids break ties.
     #[pyfunction]
-    #[pyo3(signature = (counts, num_merges, min_frequency=1, progress=None, consume=false))]
+    #[pyo3(signature = (
+        counts, num_merges, min_frequency=1, progress=None, consume=false, ties="bytes",
+        byte_ids=None, reuse=true, count_tokens=false, max_token_length=None, base=None
+    ))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     pub fn train_merges<'py>(
         py: Python<'py>,
         counts: &PyWordCounts,
@@ -961,7 +975,29 @@ mod training {
         min_frequency: u64,
         progress: Option<Py<PyAny>>,
         consume: bool,
+        ties: &str,
+        byte_ids: Option<Vec<u64>>,
+        reuse: bool,
+        count_tokens: bool,
+        max_token_length: Option<usize>,
+        base: Option<(Vec<(u32, Vec<u8>)>, Option<Vec<(Vec<u8>, Vec<u8>)>>)>,
     ) -> PyResult<Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
+        let by_ids = match ties {
+            "bytes" => false,
+            "ids" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "ties must be 'bytes' or 'ids', got {other:?}"
+                )))
+            }
+        };
+        let mut rules = Rules {
+            min_frequency,
+            ids: by_ids.then(|| byte_ids.unwrap_or_else(|| (0..256).collect())),
+            reuse,
+            count_tokens,
+            max_token_length,
+        };
         // The trainer reads the words once, into its own arena. With `consume` it takes the
         // count table itself and frees it once read, so no copy of it ever exists (1 GB of
         // mixed corpora, 2.45M distinct words, vocab 32,000: the copy was 140 MB).
@@ -977,15 +1013,104 @@ mod training {
         let result = py.detach(|| {
             let mut report = reporter(&progress, &pending);
             let total = num_merges as u64;
-            crate::train::train_from(words.into_words(), num_merges, min_frequency, &mut |done| {
-                report(done as u64, total)
-            })
+            let mut report = |done: usize| report(done as u64, total);
+            match base {
+                None => {
+                    crate::train::train_with(words.into_words(), num_merges, &rules, &mut report)
+                }
+                Some((vocab, merges)) => {
+                    let start = Start::new(vocab, merges.as_deref())?;
+                    if by_ids {
+                        rules.ids = Some(start.ids.clone());
+                    }
+                    let encoded = start.encode(words);
+                    crate::train::train_encoded(
+                        start.tokens,
+                        encoded,
+                        num_merges,
+                        &rules,
+                        &mut report,
+                    )
+                }
+            }
         });
         let (merges, _) = result.map_err(|e| to_py(e, take(pending)))?;
         Ok(merges
             .iter()
             .map(|(a, b)| (PyBytes::new(py, a), PyBytes::new(py, b)))
             .collect())
+    }
+
+    /// The start of extending a tokenizer: its regular tokens as the trainer's symbols
+    /// (0..256 the bytes, then the longer tokens in id order) and an encoder of it.
+    struct Start {
+        /// The longer tokens, symbols 256.. .
+        tokens: Vec<Vec<u8>>,
+        /// The tokenizer's id of each symbol.
+        ids: Vec<u64>,
+        /// Symbol of each of the tokenizer's ids.
+        symbol: FxHashMap<u32, u32>,
+        encoder: Encoder,
+        /// A rank table encodes a pre-token that is a token as that token (tiktoken).
+        whole: Option<FxHashMap<Vec<u8>, u32>>,
+    }
+
+    impl Start {
+        fn new(
+            mut vocab: Vec<(u32, Vec<u8>)>,
+            merges: Option<&[(Vec<u8>, Vec<u8>)]>,
+        ) -> Result<Self, Error> {
+            vocab.sort_unstable();
+            let mut ids = vec![u64::MAX; 256];
+            let mut symbol = FxHashMap::default();
+            let mut tokens = Vec::new();
+            for (id, b) in &vocab {
+                if b.len() == 1 {
+                    ids[b[0] as usize] = *id as u64;
+                    symbol.insert(*id, b[0] as u32);
+                }
+            }
+            if let Some(b) = ids.iter().position(|&i| i == u64::MAX) {
+                return Err(Error::InvalidVocab {
+                    reason: format!("the base lacks the single byte {b:#04x}"),
+                });
+            }
+            for (id, b) in &vocab {
+                if b.len() > 1 {
+                    symbol.insert(*id, 256 + tokens.len() as u32);
+                    ids.push(*id as u64);
+                    tokens.push(b.clone());
+                }
+            }
+            let whole = merges
+                .is_none()
+                .then(|| vocab.iter().map(|(i, b)| (b.clone(), *i)).collect());
+            let encoder = Encoder::new(vocab, merges, Vec::new(), "gpt2")?;
+            Ok(Start {
+                tokens,
+                ids,
+                symbol,
+                encoder,
+                whole,
+            })
+        }
+
+        /// Each word as the base encodes it, as symbols; on all cores.
+        fn encode(&self, words: WordCounts) -> Vec<(Vec<u32>, u64)> {
+            let words: Vec<_> = words.into_words().collect();
+            words
+                .into_par_iter()
+                .map(|(w, c)| {
+                    let w = w.as_ref();
+                    let mut ids = Vec::with_capacity(w.len());
+                    match self.whole.as_ref().and_then(|m| m.get(w)) {
+                        Some(&id) => ids.push(id),
+                        None => self.encoder.bpe(w, &mut ids),
+                    }
+                    (ids.iter().map(|i| self.symbol[i]).collect(), c)
+                })
+                .collect()
+        }
     }
 
     pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -17,6 +17,12 @@
 //! - counts are u64: a pair seen more than 2^32 times still orders correctly.
 //!
 //! The result depends only on the multiset of (word, count), not on hash or input order.
+//!
+//! [`Rules`] also reproduce the peers' trainers (`reference.py` states each rule): ties to
+//! the smaller pair of ids (HuggingFace's `BpeTrainer`, rustbpe), a new token for every
+//! merge (rustbpe), stopping at a number of new tokens (HuggingFace fills its vocab) and
+//! HuggingFace's `max_token_length`. [`train_encoded`] starts from words already encoded
+//! with an existing tokenizer's tokens, to extend it.
 
 use crate::Error;
 use rustc_hash::FxHashMap;
@@ -50,43 +56,72 @@ pub enum Stop {
     NoPairs,
 }
 
-/// Symbols by id; ids 0..256 are the single bytes. Equal bytes always get the same id.
+/// Symbols by id; ids 0..256 are the single bytes. Equal bytes get the same id, unless
+/// `reuse` is off (rustbpe's rule: every merge is a new token).
 struct Symbols {
     bytes: Vec<Box<[u8]>>,
     ids: FxHashMap<Box<[u8]>, u32>,
     /// Per symbol: its first 7 bytes big-endian, zero-padded, then min(len, 255) in the low
     /// byte. Comparing keys orders symbols as their bytes whenever the top 7 bytes differ
-    /// or both are at most 7 bytes long.
+    /// or both are at most 7 bytes long. When ties go to the smaller id ([`Rules::ids`]),
+    /// the top 56 bits are instead `ID_KEY - id`, which always decide.
     keys: Vec<u64>,
+    /// The id the next new symbol takes when ties go by ids, else `None`.
+    next_id: Option<u64>,
+    reuse: bool,
 }
 
+/// The key of id 0 when ties go by ids: a smaller id has a greater key.
+const ID_KEY: u64 = (1 << 56) - 1;
+
 impl Symbols {
-    fn new() -> Self {
+    /// The 256 bytes; `ids[b]` is byte b's id when ties go by ids.
+    fn new(ids: Option<&[u64]>, reuse: bool) -> Self {
         let mut s = Symbols {
             bytes: Vec::with_capacity(1 << 16),
             ids: FxHashMap::default(),
             keys: Vec::with_capacity(1 << 16),
+            next_id: ids.map(|_| 0),
+            reuse,
         };
         for b in 0..=255u8 {
-            s.intern(vec![b]);
+            s.push(vec![b], ids.map(|ids| ids[b as usize]));
         }
         s
     }
 
+    /// The symbol of a merge's bytes: the existing one when `reuse`, else a new one.
     fn intern(&mut self, bytes: Vec<u8>) -> u32 {
-        if let Some(&id) = self.ids.get(bytes.as_slice()) {
-            return id;
+        if self.reuse {
+            if let Some(&id) = self.ids.get(bytes.as_slice()) {
+                return id;
+            }
         }
-        let id = self.bytes.len() as u32;
-        let mut key = 0u64;
-        for i in 0..7 {
-            key = (key << 8) | u64::from(bytes.get(i).copied().unwrap_or(0));
-        }
-        self.keys.push((key << 8) | bytes.len().min(255) as u64);
+        let id = self.next_id;
+        self.push(bytes, id)
+    }
+
+    /// A new symbol; `id` is its id when ties go by ids.
+    fn push(&mut self, bytes: Vec<u8>, id: Option<u64>) -> u32 {
+        let sym = self.bytes.len() as u32;
+        let key = match id {
+            Some(id) => {
+                self.next_id = Some(self.next_id.unwrap_or(0).max(id + 1));
+                (ID_KEY - id) << 8 | 1
+            }
+            None => {
+                let mut key = 0u64;
+                for i in 0..7 {
+                    key = (key << 8) | u64::from(bytes.get(i).copied().unwrap_or(0));
+                }
+                (key << 8) | bytes.len().min(255) as u64
+            }
+        };
+        self.keys.push(key);
         let bytes = bytes.into_boxed_slice();
-        self.ids.insert(bytes.clone(), id);
+        self.ids.insert(bytes.clone(), sym);
         self.bytes.push(bytes);
-        id
+        sym
     }
 
     fn get(&self, id: usize) -> &[u8] {
@@ -234,12 +269,104 @@ pub fn train_from<W: AsRef<[u8]>>(
     min_frequency: u64,
     progress: &mut dyn FnMut(usize) -> bool,
 ) -> Result<(Vec<Merge>, Stop), Error> {
+    train_with(words, num_merges, &Rules::cs336(min_frequency), progress)
+}
+
+/// How ties are broken, what a merge makes, when training stops and which pairs count.
+/// `reference.py` (`train_from_counts`) states the same rules for each `compat` mode.
+#[derive(Clone, Debug)]
+pub struct Rules {
+    /// Only a pair with count >= this is merged (0 is treated as 1).
+    pub min_frequency: u64,
+    /// `None`: ties go to the greater `(bytes(left), bytes(right))` (CS336). `Some(ids)`:
+    /// ties go to the smaller `(id(left), id(right))`, where `ids[s]` is start symbol s's
+    /// id (the 256 bytes, then [`train_encoded`]'s tokens) and each new token takes the
+    /// next id after the largest so far (HuggingFace's `BpeTrainer`, rustbpe).
+    pub ids: Option<Vec<u64>>,
+    /// A merge whose bytes already exist yields that token (CS336, HuggingFace); `false`:
+    /// every merge is a new token, even with the bytes of an existing one (rustbpe).
+    pub reuse: bool,
+    /// Stop after this many new tokens rather than this many merges: HuggingFace fills its
+    /// vocab, and a merge that rebuilds an existing token adds none.
+    pub count_tokens: bool,
+    /// HuggingFace's `max_token_length`: a pair counts only if its two bytes lengths sum
+    /// to less than this, or both are single bytes (HF counts every initial pair).
+    pub max_token_length: Option<usize>,
+}
+
+impl Rules {
+    /// CS336's rules (bytepair's default).
+    pub fn cs336(min_frequency: u64) -> Self {
+        Rules {
+            min_frequency,
+            ids: None,
+            reuse: true,
+            count_tokens: false,
+            max_token_length: None,
+        }
+    }
+}
+
+/// [`train_from`] under any [`Rules`].
+pub fn train_with<W: AsRef<[u8]>>(
+    words: impl IntoIterator<Item = (W, u64)>,
+    num_merges: usize,
+    rules: &Rules,
+    progress: &mut dyn FnMut(usize) -> bool,
+) -> Result<(Vec<Merge>, Stop), Error> {
+    check_ids(rules, 0)?;
     // Symbol ids are at most 255 + num_merges: with u16 ids the arena, the largest
     // structure, takes half the memory (1 GB of mixed corpora: 39M symbols, 156 -> 78 MB).
     if 256 + num_merges <= 1 << 16 {
-        Trainer::<u16>::new(words, min_frequency).run(num_merges, progress)
+        Trainer::<u16>::with_rules(words, rules).run(num_merges, progress)
     } else {
-        Trainer::<u32>::new(words, min_frequency).run(num_merges, progress)
+        Trainer::<u32>::with_rules(words, rules).run(num_merges, progress)
+    }
+}
+
+/// Continues training from words already encoded as symbols: 0..256 are the single
+/// bytes, `256 + i` is `tokens[i]` (an existing tokenizer's multi-byte tokens). Merges
+/// take up where those tokens leave off, under `rules` ([`Rules::ids`] then holds one id
+/// per start symbol). Words of one symbol are skipped.
+pub fn train_encoded(
+    tokens: Vec<Vec<u8>>,
+    words: impl IntoIterator<Item = (Vec<u32>, u64)>,
+    num_merges: usize,
+    rules: &Rules,
+    progress: &mut dyn FnMut(usize) -> bool,
+) -> Result<(Vec<Merge>, Stop), Error> {
+    check_ids(rules, tokens.len())?;
+    let start = 256 + tokens.len();
+    for (i, t) in tokens.iter().enumerate() {
+        if t.len() < 2 {
+            return Err(Error::InvalidVocab {
+                reason: format!("start token {i} is {t:?}; the single bytes come first"),
+            });
+        }
+    }
+    if start + num_merges <= 1 << 16 {
+        Trainer::<u16>::encoded(tokens, words, rules)?.run(num_merges, progress)
+    } else {
+        Trainer::<u32>::encoded(tokens, words, rules)?.run(num_merges, progress)
+    }
+}
+
+fn check_ids(rules: &Rules, tokens: usize) -> Result<(), Error> {
+    match &rules.ids {
+        Some(ids) if ids.len() != 256 + tokens => Err(Error::InvalidVocab {
+            reason: format!(
+                "{} ids for {} start symbols: give one per byte and per token",
+                ids.len(),
+                256 + tokens
+            ),
+        }),
+        Some(ids) if ids.iter().any(|&id| id >= ID_KEY) => Err(Error::InvalidVocab {
+            reason: format!(
+                "ids must be below 2^56, got {}",
+                ids.iter().max().unwrap_or(&0)
+            ),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -291,8 +418,24 @@ struct Trainer<S: Symbol> {
     /// arena-scan path.
     index: bool,
     min_frequency: u64,
+    /// [`Rules::count_tokens`], and how many symbols there were before the first merge.
+    count_tokens: bool,
+    start_symbols: usize,
+    /// [`Rules::max_token_length`]; `usize::MAX` when there is none.
+    max_len: usize,
     /// How many merged pairs had no list (see [`Trainer::words_with`]), for tests.
     scans: usize,
+}
+
+/// Whether pair `(x, y)` is counted: always, unless a maximum token length
+/// ([`Rules::max_token_length`]) rules it out.
+#[inline]
+fn fits<S: Symbol>(syms: &Symbols, max_len: usize, x: S, y: S) -> bool {
+    if max_len == usize::MAX {
+        return true;
+    }
+    let (lx, ly) = (syms.get(x.id()).len(), syms.get(y.id()).len());
+    (lx == 1 && ly == 1) || lx + ly < max_len
 }
 
 /// A symbol id in the arena: u16 when every id fits, else u32.
@@ -325,7 +468,15 @@ impl Symbol for u32 {
 }
 
 impl<S: Symbol> Trainer<S> {
+    #[cfg(test)]
     fn new<W: AsRef<[u8]>>(words: impl IntoIterator<Item = (W, u64)>, min_frequency: u64) -> Self {
+        Self::with_rules(words, &Rules::cs336(min_frequency))
+    }
+
+    fn with_rules<W: AsRef<[u8]>>(
+        words: impl IntoIterator<Item = (W, u64)>,
+        rules: &Rules,
+    ) -> Self {
         // What counting freed (its per-thread tables) need not stay beside the arena.
         release_free_memory();
         let words = words.into_iter();
@@ -355,15 +506,69 @@ impl<S: Symbol> Trainer<S> {
         release_free_memory();
         let arena: Vec<S> = bytes.iter().map(|&b| S::from_id(b as u32)).collect();
         drop(bytes);
+        let syms = Symbols::new(rules.ids.as_deref(), rules.reuse);
+        Self::assemble(syms, arena, meta, big_counts, rules)
+    }
+
+    /// See [`train_encoded`].
+    fn encoded(
+        tokens: Vec<Vec<u8>>,
+        words: impl IntoIterator<Item = (Vec<u32>, u64)>,
+        rules: &Rules,
+    ) -> Result<Self, Error> {
+        let mut syms = Symbols::new(rules.ids.as_deref(), rules.reuse);
+        for (i, t) in tokens.into_iter().enumerate() {
+            if syms.ids.contains_key(t.as_slice()) {
+                return Err(Error::InvalidVocab {
+                    reason: format!("start token {t:?} is given twice"),
+                });
+            }
+            syms.push(t, rules.ids.as_ref().map(|ids| ids[256 + i]));
+        }
+        let n = syms.bytes.len() as u32;
+        let (mut arena, mut meta, mut big_counts) = (Vec::new(), Vec::new(), FxHashMap::default());
+        for (w, c) in words {
+            if let Some(&bad) = w.iter().find(|&&s| s >= n) {
+                return Err(Error::InvalidVocab {
+                    reason: format!("a word holds symbol {bad}, but there are only {n}"),
+                });
+            }
+            if w.len() >= 2 && c > 0 {
+                if c >= BIG_COUNT as u64 {
+                    big_counts.insert(meta.len() as u32, c);
+                }
+                meta.push(WordMeta {
+                    start: arena.len(),
+                    count: c.min(BIG_COUNT as u64) as u32,
+                    len: w.len() as u32,
+                });
+                arena.extend(w.iter().map(|&s| S::from_id(s)));
+            }
+        }
+        Ok(Self::assemble(syms, arena, meta, big_counts, rules))
+    }
+
+    /// The trainer over words in the arena: counts their pairs.
+    fn assemble(
+        syms: Symbols,
+        arena: Vec<S>,
+        meta: Vec<WordMeta>,
+        big_counts: FxHashMap<u32, u64>,
+        rules: &Rules,
+    ) -> Self {
+        let max_len = rules.max_token_length.unwrap_or(usize::MAX);
         let mut counts = PairCounts::default();
         for (wi, m) in meta.iter().enumerate() {
             let c = word_count(m, wi as u32, &big_counts);
             for p in arena[m.start..m.start + m.len as usize].windows(2) {
-                counts.add((p[0], p[1]), c);
+                if fits(&syms, max_len, p[0], p[1]) {
+                    counts.add((p[0], p[1]), c);
+                }
             }
         }
         Trainer {
-            syms: Symbols::new(),
+            start_symbols: syms.bytes.len(),
+            syms,
             arena,
             meta,
             big_counts,
@@ -373,7 +578,9 @@ impl<S: Symbol> Trainer<S> {
             floor: u64::MAX,
             divisor: FLOOR_DIVISOR,
             index: true,
-            min_frequency: min_frequency.max(1),
+            min_frequency: rules.min_frequency.max(1),
+            count_tokens: rules.count_tokens,
+            max_len,
             scans: 0,
         }
     }
@@ -388,7 +595,14 @@ impl<S: Symbol> Trainer<S> {
         let mut last_report = Instant::now();
         let report_every = Duration::from_millis(100);
 
-        while merges.len() < num_merges {
+        let made = |t: &Self, merges: &Vec<Merge>| {
+            if t.count_tokens {
+                t.syms.bytes.len() - t.start_symbols
+            } else {
+                merges.len()
+            }
+        };
+        while made(self, &merges) < num_merges {
             if last_report.elapsed() >= report_every {
                 last_report = Instant::now();
                 if !progress(merges.len()) {
@@ -452,15 +666,18 @@ impl<S: Symbol> Trainer<S> {
     /// Merges `(a, b)` into `new` in every word of `words`, updating pair counts and lists; every pair whose count rose goes into `increased`.
     fn rewrite(&mut self, words: &[u32], (a, b): (S, S), new: S, increased: &mut Vec<(S, S)>) {
         let Trainer {
+            syms,
             arena,
             meta,
             big_counts,
             counts,
             lists,
             floor,
+            max_len,
             ..
         } = self;
-        let floor = *floor;
+        let (floor, max_len) = (*floor, *max_len);
+        let fits = |x: S, y: S| fits(syms, max_len, x, y);
         for (j, &wi) in words.iter().enumerate() {
             // Visiting a word is two cache misses (its record, its symbols): `perf` put
             // them at two thirds of the loop. The list is known ahead, so fetch ahead.
@@ -487,18 +704,22 @@ impl<S: Symbol> Trainer<S> {
                         if prev_merged {
                             // "a b a b" -> "new new": (b, a) was removed by the previous
                             // occurrence; the pair between the two merges is (new, new).
-                            inc(counts, lists, increased, (new, new), c, wi);
+                            if fits(new, new) {
+                                inc(counts, lists, increased, (new, new), c, wi);
+                            }
                         } else {
                             let left = w[out - 1];
                             dec(counts, lists, floor, (left, a), c);
-                            inc(counts, lists, increased, (left, new), c, wi);
+                            if fits(left, new) {
+                                inc(counts, lists, increased, (left, new), c, wi);
+                            }
                         }
                     }
                     if i + 2 < n {
                         let right = w[i + 2];
                         dec(counts, lists, floor, (b, right), c);
                         let next_merges = i + 3 < n && right == a && w[i + 3] == b;
-                        if !next_merges {
+                        if !next_merges && fits(new, right) {
                             inc(counts, lists, increased, (new, right), c, wi);
                         }
                     }
@@ -1065,6 +1286,114 @@ mod tests {
             .filter(|&p| f.may_hold(p))
             .count();
         assert!(wrong < 1000, "{wrong} false yes of 100,000");
+    }
+
+    fn by_ids(reuse: bool, count_tokens: bool, tokens: usize) -> Rules {
+        Rules {
+            min_frequency: 1,
+            ids: Some((0..256 + tokens as u64).collect()),
+            reuse,
+            count_tokens,
+            max_token_length: None,
+        }
+    }
+
+    fn strings(merges: &[Merge]) -> Vec<(String, String)> {
+        merges
+            .iter()
+            .map(|(a, b)| {
+                (
+                    String::from_utf8_lossy(a).into_owned(),
+                    String::from_utf8_lossy(b).into_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// Ties by ids go to the smaller pair: (a, b) = (97, 98) before (b, a) = (98, 97),
+    /// where bytes order them the other way.
+    #[test]
+    fn ties_by_ids_prefer_smaller_ids() {
+        let words: Vec<(&[u8], u64)> = vec![(b"ab", 3), (b"ba", 3)];
+        let (m, _) = train_with(
+            words.iter().map(|(w, c)| (*w, *c)),
+            2,
+            &by_ids(true, false, 0),
+            &mut |_| true,
+        )
+        .unwrap();
+        assert_eq!(strings(&m), pairs(&[("a", "b"), ("b", "a")]));
+        // Larger ids for a smaller byte: give b the id 0, and (b, a) wins.
+        let mut rules = by_ids(true, false, 0);
+        rules.ids.as_mut().unwrap().swap(0, b'b' as usize);
+        let (m, _) = train_with(words.iter().map(|(w, c)| (*w, *c)), 1, &rules, &mut |_| {
+            true
+        })
+        .unwrap();
+        assert_eq!(strings(&m), pairs(&[("b", "a")]));
+    }
+
+    /// Start token "ab" (256) in [ab, c] x2, and [a, b, c] x3. (a, b) = 3 ties (b, c) = 3
+    /// and has the smaller ids. Reusing, it rebuilds 256 and (ab, c) = 5 is one merge;
+    /// rustbpe's way it is a new token 257, so (257, c) = 3 and (256, c) = 2 are two.
+    #[test]
+    fn a_rebuilt_token_is_reused_or_new() {
+        let words = || vec![(vec![256, b'c' as u32], 2), (vec![97, 98, 99], 3)];
+        let run = |rules: &Rules| {
+            let (m, stop) =
+                train_encoded(vec![b"ab".to_vec()], words(), 10, rules, &mut |_| true).unwrap();
+            assert_eq!(stop, Stop::NoPairs);
+            strings(&m)
+        };
+        assert_eq!(
+            run(&by_ids(true, false, 1)),
+            pairs(&[("a", "b"), ("ab", "c")])
+        );
+        assert_eq!(
+            run(&by_ids(false, false, 1)),
+            pairs(&[("a", "b"), ("ab", "c"), ("ab", "c")])
+        );
+    }
+
+    /// Counting new tokens, a merge that rebuilds a start token does not count.
+    #[test]
+    fn count_tokens_skips_rebuilt_tokens() {
+        let words = || vec![(vec![97, 98], 3), (vec![99, 100], 1)];
+        let run = |count_tokens| {
+            let rules = by_ids(true, count_tokens, 1);
+            let (m, _) =
+                train_encoded(vec![b"ab".to_vec()], words(), 1, &rules, &mut |_| true).unwrap();
+            strings(&m)
+        };
+        assert_eq!(run(false), pairs(&[("a", "b")]));
+        assert_eq!(run(true), pairs(&[("a", "b"), ("c", "d")]));
+    }
+
+    /// HF's max_token_length 3: a pair counts only if shorter than 3 bytes (or two single
+    /// bytes). "abcd": (a, b) first (smallest ids); (ab, c) is 3 bytes, so (c, d); then
+    /// (ab, cd) is 4: nothing is left.
+    #[test]
+    fn max_token_length_leaves_long_pairs_uncounted() {
+        let mut rules = by_ids(true, true, 0);
+        rules.max_token_length = Some(3);
+        let words: Vec<(&[u8], u64)> = vec![(b"abcd", 5)];
+        let (m, stop) = train_with(words.iter().map(|(w, c)| (*w, *c)), 10, &rules, &mut |_| {
+            true
+        })
+        .unwrap();
+        assert_eq!(strings(&m), pairs(&[("a", "b"), ("c", "d")]));
+        assert_eq!(stop, Stop::NoPairs);
+    }
+
+    #[test]
+    fn bad_start_symbols_are_errors() {
+        let none = Vec::<(Vec<u32>, u64)>::new;
+        let rules = by_ids(true, false, 0); // ids for the bytes only, but one token given
+        assert!(train_encoded(vec![b"ab".to_vec()], none(), 1, &rules, &mut |_| true).is_err());
+        let rules = Rules::cs336(1);
+        assert!(train_encoded(vec![b"a".to_vec()], none(), 1, &rules, &mut |_| true).is_err());
+        let word = vec![(vec![300u32, 1], 1)];
+        assert!(train_encoded(vec![], word, 1, &rules, &mut |_| true).is_err());
     }
 
     /// Counts cross 2^32 - 1 both ways and come back exactly; absent pairs read 0.

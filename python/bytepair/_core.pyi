@@ -121,4 +121,10 @@ def train_merges(
     min_frequency: int = 1,
     progress: Progress | None = None,
     consume: bool = False,
+    ties: str = "bytes",
+    byte_ids: Sequence[int] | None = None,
+    reuse: bool = True,
+    count_tokens: bool = False,
+    max_token_length: int | None = None,
+    base: tuple[list[tuple[int, bytes]], list[tuple[bytes, bytes]] | None] | None = None,
 ) -> list[tuple[bytes, bytes]]: ...

@@ -166,6 +166,9 @@ def cmd_train(args) -> int:
         sample_documents=args.sample_documents,
         seed=args.seed,
         document_separator=args.document_separator,
+        compat=args.compat,
+        base=load_tokenizer(args.base) if args.base else None,
+        max_token_length=args.max_token_length,
     )
     wall = time.perf_counter() - start
     tok.save(args.output, format=fmt)
@@ -543,7 +546,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="T",
         help="a special token (repeat for several)",
     )
-    p.add_argument("--pattern", default="gpt2", help="gpt2, cl100k, o200k or a regex")
+    p.add_argument(
+        "--pattern", default=None, help="gpt2 (default), cl100k, o200k or a regex; --base: its own"
+    )
+    p.add_argument(
+        "--compat",
+        choices=["cs336", "huggingface", "rustbpe"],
+        default="cs336",
+        help="whose rules and ids to reproduce exactly (default cs336; docs/tutorial.md)",
+    )
+    p.add_argument(
+        "--base",
+        metavar="TOKENIZER",
+        help="extend this tokenizer (a file or a tiktoken name): keep its ids, add tokens "
+        "up to --vocab-size",
+    )
+    p.add_argument(
+        "--max-token-length",
+        type=_positive,
+        default=None,
+        help="with --compat huggingface: BpeTrainer's max_token_length",
+    )
     p.add_argument(
         "--engine",
         choices=["local", "ray"],

@@ -325,51 +325,125 @@ class _Greatest:
         return self.pair > other.pair
 
 
+#: The training rules each ``compat`` mode names; see train_from_counts.
+COMPAT = ("cs336", "huggingface", "rustbpe")
+
+
+def huggingface_byte_order() -> list[int]:
+    """The bytes in the order of HuggingFace's ids for them: its ``ByteLevel`` alphabet
+    (each byte as one character: printable Latin-1 as itself, the others as U+0100 + n),
+    which ``BpeTrainer`` sorts by code point.
+
+    >>> order = huggingface_byte_order()
+    >>> order[:3], order[94], order[-1]
+    ([33, 34, 35], 161, 173)
+    """
+    printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
+    return printable + [b for b in range(256) if b not in printable]
+
+
+Start = tuple[dict[int, bytes], Callable[[bytes], list[int]]]
+
+
 def train_from_counts(
-    counts: Mapping[bytes, int], num_merges: int, min_frequency: int = 1
+    counts: Mapping[bytes, int],
+    num_merges: int,
+    min_frequency: int = 1,
+    compat: str = "cs336",
+    base: Start | None = None,
+    max_token_length: int | None = None,
 ) -> list[Pair]:
     """Learns up to num_merges merges from pre-token counts.
 
-    Each step merges the adjacent pair with the highest count; ties go to the greater
-    ``(left, right)`` as Python compares tuples of bytes.
+    Each step merges the adjacent pair with the highest count. ``compat`` names the rules
+    for the rest:
+
+    - ``"cs336"``: ties go to the greater ``(left, right)`` as Python compares tuples of
+      bytes; a merge whose bytes already exist yields that token.
+    - ``"huggingface"`` (``BpeTrainer``): ties go to the smaller ``(id(left), id(right))``,
+      the bytes' ids in ``huggingface_byte_order()`` and each new token the next id; a
+      merge whose bytes exist yields that token, and num_merges counts new tokens (HF
+      fills its vocab). With ``max_token_length`` a pair counts only if both parts are
+      single bytes or their lengths sum to less than it.
+    - ``"rustbpe"``: ties go to the smaller pair of ids, bytes first (id = byte value);
+      every merge is a new token, even with the bytes of an existing one.
+
+    ``base=(vocab, encode)`` extends a tokenizer: its regular tokens by id, and a function
+    giving the ids it encodes a pre-token to. Each pre-token starts as that encoding, the
+    ids break ties in the id modes, and new tokens take ids after the largest.
 
     >>> train_from_counts({b"abab": 3, b"ba": 1}, 3)
     [(b'a', b'b'), (b'ab', b'ab'), (b'b', b'a')]
+    >>> train_from_counts({b"ab": 2, b"ba": 2}, 1, compat="rustbpe")  # ids 97, 98 < 98, 97
+    [(b'a', b'b')]
     """
-    # A word is a list of symbols, and a symbol is its bytes: so a merge that rebuilt
-    # bytes already in the vocab (a+bc after ab+c) would yield that same token, as DESIGN
-    # rule 6 asks. (Training from scratch never rebuilds a token: the second occurrence's
-    # bytes would have been merged into one symbol by the first merge already.)
-    words = [[bytes([b]) for b in word] for word in counts]
+    if compat not in COMPAT:
+        raise ValueError(f"compat must be one of {', '.join(COMPAT)}; got {compat!r}")
+    # Symbols are ids; tokens[id] is a symbol's bytes.
+    if base is not None:
+        tokens, encode = dict(base[0]), base[1]
+    else:
+        order = huggingface_byte_order() if compat == "huggingface" else range(256)
+        tokens = {i: bytes([b]) for i, b in enumerate(order)}
+        ids_of_bytes = {bytes([b]): i for i, b in enumerate(order)}
+
+        def encode(word: bytes) -> list[int]:
+            return [ids_of_bytes[word[i : i + 1]] for i in range(len(word))]
+
+    reuse = compat != "rustbpe"
+    known = {b: i for i, b in tokens.items()}
+    words = [encode(word) for word in counts]
     weights = list(counts.values())
+    first_new = next_id = max(tokens) + 1
+
+    def made() -> int:
+        return next_id - first_new if compat == "huggingface" else len(merges)
+
+    def counted(pair: tuple[int, int]) -> bool:
+        if max_token_length is None:
+            return True
+        a, b = len(tokens[pair[0]]), len(tokens[pair[1]])
+        return a == b == 1 or a + b < max_token_length
+
+    def key(pair: tuple[int, int]):
+        # The heap pops the smallest key first: the greatest bytes, or the smallest ids.
+        return _Greatest((tokens[pair[0]], tokens[pair[1]])) if compat == "cs336" else pair
 
     # Step 1: count every adjacent pair, and remember which words contain it.
-    pair_counts: dict[Pair, int] = {}
-    pair_words: dict[Pair, set[int]] = {}
+    pair_counts: dict[tuple[int, int], int] = {}
+    pair_words: dict[tuple[int, int], set[int]] = {}
     for index, word in enumerate(words):
-        _add_pairs(word, weights[index], index, pair_counts, pair_words)
+        for pair in filter(counted, pairwise(word)):
+            pair_counts[pair] = pair_counts.get(pair, 0) + weights[index]
+            pair_words.setdefault(pair, set()).add(index)
 
-    # Step 2: a lazy max-heap of (count, pair). Entries go stale as counts change; a
+    # Step 2: a lazy heap of (-count, key, pair). Entries go stale as counts change; a
     # popped entry is used only if its count is still the current one. After each merge
     # we push the new count of every pair that changed, so every live pair has an entry.
-    heap = [(-n, _Greatest(pair)) for pair, n in pair_counts.items()]
+    heap = [(-n, key(pair), pair) for pair, n in pair_counts.items()]
     heapq.heapify(heap)
 
     # Step 3: merge the best pair everywhere, until num_merges or no pair is frequent enough.
     merges: list[Pair] = []
-    while len(merges) < num_merges:
+    while made() < num_merges:
         pair = _pop_best(heap, pair_counts, min_frequency)
         if pair is None:
             break
-        merges.append(pair)
-        changed = _merge_everywhere(pair, words, weights, pair_counts, pair_words)
+        merged = tokens[pair[0]] + tokens[pair[1]]
+        merges.append((tokens[pair[0]], tokens[pair[1]]))
+        new = known.get(merged) if reuse else None
+        if new is None:
+            new, next_id = next_id, next_id + 1
+            tokens[new] = merged
+            known.setdefault(merged, new)
+        changed = _merge_everywhere(pair, new, words, weights, pair_counts, pair_words, counted)
         for p in changed:
             if p in pair_counts:  # (a count that fell to 0 needs no entry)
-                heapq.heappush(heap, (-pair_counts[p], _Greatest(p)))
+                heapq.heappush(heap, (-pair_counts[p], key(p), p))
 
-    if len(merges) < num_merges:
+    if made() < num_merges:
         warnings.warn(
-            f"training stopped after {len(merges)} of {num_merges} merges: no pair of "
+            f"training stopped after {made()} of {num_merges} merges: no pair of "
             f"tokens occurs at least min_frequency={min_frequency} times; the vocab is "
             f"smaller than asked (lower min_frequency or use a larger corpus)",
             TrainingWarning,
@@ -378,47 +452,42 @@ def train_from_counts(
     return merges
 
 
-def _pop_best(heap: list, pair_counts: dict[Pair, int], min_frequency: int) -> Pair | None:
+def _pop_best(heap: list, pair_counts: dict, min_frequency: int):
     """The current most frequent pair, or None when none has count >= min_frequency."""
     while heap:
-        negative_count, key = heapq.heappop(heap)
-        if pair_counts.get(key.pair) != -negative_count:
+        negative_count, _, pair = heapq.heappop(heap)
+        if pair_counts.get(pair) != -negative_count:
             continue  # stale: the pair's count changed after this entry was pushed
         if -negative_count < min_frequency:
             return None
-        return key.pair
+        return pair
     return None
 
 
-def _add_pairs(word, weight, index, pair_counts, pair_words) -> None:
-    for pair in pairwise(word):
-        pair_counts[pair] = pair_counts.get(pair, 0) + weight
-        pair_words.setdefault(pair, set()).add(index)
-
-
-def _merge_everywhere(pair: Pair, words, weights, pair_counts, pair_words) -> list[Pair]:
-    """Merges pair in every word that contains it; returns the pairs whose count changed.
+def _merge_everywhere(pair, new, words, weights, pair_counts, pair_words, counted) -> list:
+    """Merges pair into symbol new in every word that contains it; returns the pairs
+    whose count changed.
 
     For each touched word we subtract its old pairs and add its new ones: simpler than
     patching the neighbours of each occurrence (think of "a a a a"), and still only the
     words that contain the pair are visited. Summing the changes first means a pair that
     the merge leaves alone (most of them) costs no dict or heap update.
     """
-    delta: dict[Pair, int] = {}
+    delta: dict = {}
     for index in pair_words.pop(pair):
         old = words[index]
-        new = _merge_word(old, pair)
-        words[index] = new
+        merged = _merge_word(old, pair, new)
+        words[index] = merged
         weight = weights[index]
-        for p in pairwise(old):
+        for p in filter(counted, pairwise(old)):
             delta[p] = delta.get(p, 0) - weight
-        for p in pairwise(new):
+        for p in filter(counted, pairwise(merged)):
             delta[p] = delta.get(p, 0) + weight
         # Keep pair_words exact: this word no longer holds the pairs the merge destroyed.
-        new_pairs = set(pairwise(new))
+        new_pairs = set(pairwise(merged))
         for p in set(pairwise(old)) - new_pairs - {pair}:
-            pair_words[p].discard(index)
-        for p in new_pairs:
+            pair_words.get(p, set()).discard(index)
+        for p in filter(counted, new_pairs):
             pair_words.setdefault(p, set()).add(index)
 
     changed = []
@@ -433,17 +502,17 @@ def _merge_everywhere(pair: Pair, words, weights, pair_counts, pair_words) -> li
     return changed
 
 
-def _merge_word(word: list[bytes], pair: Pair) -> list[bytes]:
-    """Replaces each occurrence of pair, left to right, by its concatenation.
+def _merge_word(word: list[int], pair: tuple[int, int], new: int) -> list[int]:
+    """Replaces each occurrence of pair, left to right, by new.
 
-    >>> _merge_word([b"a", b"a", b"a"], (b"a", b"a"))
-    [b'aa', b'a']
+    >>> _merge_word([97, 97, 97], (97, 97), 256)
+    [256, 97]
     """
     merged = []
     i = 0
     while i < len(word):
         if i + 1 < len(word) and word[i] == pair[0] and word[i + 1] == pair[1]:
-            merged.append(word[i] + word[i + 1])
+            merged.append(new)
             i += 2
         else:
             merged.append(word[i])

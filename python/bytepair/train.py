@@ -20,7 +20,8 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
-from bytepair import _core, corpus_check, patterns, sample
+from bytepair import _core, corpus_check, extend, patterns, sample
+from bytepair import compat as compat_mode
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.progress import Bar, wanted
 from bytepair.reference import build_vocab, checked_special_tokens
@@ -45,7 +46,7 @@ def train(
     files_or_texts: str | os.PathLike | Iterable[str | bytes | os.PathLike],
     vocab_size: int = 32_000,
     special_tokens: Sequence[str] = (),
-    pattern: str = "gpt2",
+    pattern: str | None = None,
     min_frequency: int = 1,
     threads: int | None = None,
     progress: bool = True,
@@ -54,6 +55,9 @@ def train(
     sample_documents: int | None = None,
     seed: int = 0,
     document_separator: str | None = None,
+    compat: str = "cs336",
+    base: Tokenizer | str | os.PathLike | None = None,
+    max_token_length: int | None = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on files or texts.
 
@@ -61,6 +65,11 @@ def train(
     every one of them names an existing file; or byte ranges of files, ``shards.Shard``,
     counted in place) or of texts (``str`` or ``bytes``).
     ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
+    ``pattern`` is ``gpt2`` unless given (with ``base``: the base's).
+    ``compat`` picks whose rules and ids to reproduce exactly: ``"cs336"`` (default),
+    ``"huggingface"`` (``BpeTrainer``; with its ``max_token_length``) or ``"rustbpe"``; see
+    ``bytepair.compat``. ``base`` (a Tokenizer or a tokenizer file) extends that tokenizer
+    to ``vocab_size`` ids, keeping all its ids: see ``bytepair.extend``.
     ``engine="ray"`` counts on a Ray cluster (files, globs or directories; resumable with
     ``checkpoint_dir``) and runs the merge loop here: see docs/distributed.md.
     ``sample_documents=N`` trains on a uniform random sample of N documents (``seed``
@@ -73,13 +82,25 @@ def train(
     >>> tok = train(["low low lower"], vocab_size=258, progress=False)
     >>> tok.merges
     [(b'o', b'w'), (b'l', b'ow')]
+    >>> train(["low low lower"], vocab_size=258, compat="rustbpe", progress=False).merges
+    [(b'l', b'o'), (b'lo', b'w')]
     """
     start = time.perf_counter()
     special_tokens = checked_special_tokens(special_tokens)
+    compat = compat_mode.checked(compat, max_token_length)
+    if base is not None:
+        base = extend.checked_base(base, pattern)
+        pattern = base.pattern
+    pattern = "gpt2" if pattern is None else pattern
     cut = sample_documents is not None or document_separator is not None
     sample.check(sample_documents, seed, document_separator)
     drawn = None
     if engine != "local" or checkpoint_dir is not None:
+        if compat != "cs336" or base is not None:
+            raise ValueError(
+                "engine='ray' trains with compat='cs336' and no base; count locally "
+                "(engine='local') for compat or base"
+            )
         if cut:
             raise ValueError(
                 "sample_documents and document_separator need engine='local': the "
@@ -108,8 +129,11 @@ def train(
             threads,
             progress,
             documents,
+            compat,
+            base,
+            max_token_length,
         )
-        tok = _tokenizer(merges, special_tokens, pattern)
+        tok = _tokenizer(merges, special_tokens, pattern, compat, base)
     tok.training_report = TrainingReport(
         time.perf_counter() - start,
         peak_memory_mb(),
@@ -120,8 +144,26 @@ def train(
     return tok
 
 
-def _tokenizer(merges: list[Merge], special_tokens: list[str], pattern: str) -> Tokenizer:
-    """The Tokenizer of learned merges: DESIGN's ids (bytes, merges, special tokens)."""
+def _tokenizer(
+    merges: list[Merge],
+    special_tokens: list[str],
+    pattern: str,
+    compat: str = "cs336",
+    base: Tokenizer | None = None,
+) -> Tokenizer:
+    """The Tokenizer of learned merges, with the ids of the compat mode (DESIGN's: bytes,
+    merges, special tokens), or the base's ids then the new ones."""
+    if base is not None:
+        start = dict(base._vocab)
+        new = compat_mode.new_ids(compat, start, merges, base.vocab_size)
+        return extend.extended(base, new, merges, special_tokens)
+    if compat == "huggingface":
+        start = compat_mode.huggingface_start(special_tokens)
+        new = compat_mode.new_ids(compat, start, merges, len(special_tokens) + 256)
+        specials = {token: i for i, token in enumerate(special_tokens)}
+        return Tokenizer(start | new, merges, special_tokens=specials, pattern=pattern)
+    if compat == "rustbpe":
+        compat_mode.new_ids(compat, {i: bytes([i]) for i in range(256)}, merges, 256)
     return Tokenizer(
         build_vocab(merges, special_tokens), merges, special_tokens=special_tokens, pattern=pattern
     )
@@ -165,11 +207,16 @@ def _learn(
     threads: int | None,
     progress: bool,
     documents: tuple[int | None, int, str | None] | None = None,
+    compat: str = "cs336",
+    base: Tokenizer | None = None,
+    max_token_length: int | None = None,
 ) -> tuple[list[Merge], sample.Sample | None]:
     """The merges, and the sample of documents when ``documents`` is ``(sample_documents,
     seed, separator)``: then only the sampled documents are counted, each as a text."""
-    _check_options(vocab_size, special_tokens, min_frequency, threads)
-    counter = _counter(pattern, special_tokens, threads)
+    _check_options(vocab_size, special_tokens, min_frequency, threads, base)
+    cut = [*(base.special_tokens if base is not None else ()), *special_tokens]
+    cut = list(dict.fromkeys(cut)) if compat_mode.cuts_special_tokens(compat) else []
+    counter = _counter(pattern, cut, threads)
     counts = _core.WordCounts()
     show = wanted(progress)
     paths, texts = _sources(files_or_texts)
@@ -180,7 +227,8 @@ def _learn(
         else None
     )
     # The separator is cut out like a special token: its text is no surprise in the corpus.
-    cut_out = [*special_tokens, *([documents[2]] if documents and documents[2] else [])]
+    declared = [*(base.special_tokens if base is not None else ()), *special_tokens]
+    cut_out = [*declared, *([documents[2]] if documents and documents[2] else [])]
     # stacklevel 4: the warnings point at the caller of train() or train_bpe().
     corpus_check.check_files(paths, cut_out, stacklevel=4)
     if texts is not None:
@@ -212,7 +260,16 @@ def _learn(
                 counter.count_texts(counts, batch)
                 done += size
                 bar.update(done)
-    merges = _merges_from_counts(counts, vocab_size, special_tokens, min_frequency, show)
+    merges = _merges_from_counts(
+        counts,
+        vocab_size,
+        special_tokens,
+        min_frequency,
+        show,
+        compat=compat,
+        base=base,
+        max_token_length=max_token_length,
+    )
     return merges, drawn
 
 
@@ -222,10 +279,17 @@ def _whole_range(path: str, start: int, end: int) -> Shard:
 
 
 def _check_options(
-    vocab_size: int, special_tokens: list[str], min_frequency: int, threads: int | None
+    vocab_size: int,
+    special_tokens: list[str],
+    min_frequency: int,
+    threads: int | None,
+    base: Tokenizer | None = None,
 ) -> None:
     """Raises for a bad option before any counting (a distributed run may count for hours)."""
-    _num_merges(vocab_size, special_tokens)
+    if base is None:
+        _num_merges(vocab_size, special_tokens)
+    else:
+        extend.num_new_tokens(base, vocab_size, special_tokens)
     # Special-token text is cut out before counting, so no merge can rebuild a special
     # token's bytes: only a one-byte special token collides, and it fails here, early.
     build_vocab([], special_tokens)
@@ -244,15 +308,33 @@ def _merges_from_counts(
     min_frequency: int,
     show: bool,
     stacklevel: int = 4,
+    compat: str = "cs336",
+    base: Tokenizer | None = None,
+    max_token_length: int | None = None,
 ) -> list[Merge]:
     """The merge loop over counted pre-tokens (a ``_core.WordCounts``), with its bar and
     the early-stop warning: the same code after local counting and after ``engine="ray"``."""
-    num_merges = _num_merges(vocab_size, special_tokens)
-    with Bar("merging", total=num_merges, unit="merges", enabled=show) as bar:
+    if base is not None:
+        wanted_new = extend.num_new_tokens(base, vocab_size, special_tokens)
+        start = extend.start(base)
+    else:
+        wanted_new = _num_merges(vocab_size, special_tokens)
+        start = None
+        if compat == "huggingface":
+            # HF's ids for the bytes and special tokens break its ties (bytepair.compat).
+            start = (list(compat_mode.huggingface_start(special_tokens).items()), [])
+    rules = compat_mode.core_rules(compat, max_token_length)
+    with Bar("merging", total=wanted_new, unit="merges", enabled=show) as bar:
         # consume: the merge loop builds its own word table; freeing the counts' copy
         # keeps the peak down on big corpora.
-        merges = _core.train_merges(counts, num_merges, min_frequency, progress=bar, consume=True)
-    if len(merges) < num_merges:
+        merges = _core.train_merges(
+            counts, wanted_new, min_frequency, progress=bar, consume=True, base=start, **rules
+        )
+    made, unit = len(merges), "merges"
+    if compat == "huggingface":  # HF counts new tokens: a merge may rebuild an old one
+        made = len(compat_mode.new_ids(compat, dict(start[0]), merges, 1 << 40))
+        unit = "new tokens"
+    if made < wanted_new:
         # min_frequency=1 stops only when no pair is left at all: a lower one cannot help.
         fix = (
             "use a larger corpus or a lower min_frequency"
@@ -261,9 +343,9 @@ def _merges_from_counts(
             "smaller vocab_size"
         )
         warnings.warn(
-            f"training stopped after {len(merges)} of {num_merges} merges: no pair of tokens "
+            f"training stopped after {made} of {wanted_new} {unit}: no pair of tokens "
             f"occurs at least min_frequency={min_frequency} times, so the vocab has "
-            f"{256 + len(merges) + len(special_tokens)} or fewer tokens instead of "
+            f"{vocab_size - wanted_new + made} or fewer tokens instead of "
             f"{vocab_size} ({fix})",
             TrainingWarning,
             stacklevel=stacklevel,
