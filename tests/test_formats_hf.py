@@ -247,6 +247,11 @@ MALFORMED = [
         "normalizer.pattern: invalid pattern regex",
     ),
     (
+        "replace empty-matching regex",
+        _set(["normalizer"], {"type": "Replace", "pattern": {"Regex": "x*"}, "content": "-"}),
+        "normalizer.pattern: a Replace regex that matches the empty string",
+    ),
+    (
         "replace pattern kind",
         _set(["normalizer"], {"type": "Replace", "pattern": {"Glob": "*"}, "content": ""}),
         'normalizer.pattern: .*expected \\{"Regex"',

@@ -683,12 +683,13 @@ class Runner:
                     layout.append(seg)
                     continue
                 found = pre_tokenize(steps, seg, at_start=k == 0)
-                pieces.extend(found)
-                layout.append(-len(found))
+                if found:
+                    pieces.extend(found)
+                    layout.append(-len(found))
         if not pieces:
             return [i for i in layout if i >= 0]
         encoded = self.core.encode_batch(pieces, (), (), 1)
-        if len(layout) == len(pieces):  # no added token: the common case
+        if len(segments) == 1:  # no added token: the common case
             return [i for ids in encoded for i in ids]
         ids: list[int] = []
         k = 0

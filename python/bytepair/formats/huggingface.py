@@ -359,6 +359,12 @@ def _normalizer_steps(node, where: str) -> tuple[list, bool]:
         return [pl.Lowercase()], False
     if kind == "Replace":
         text, is_regex = _pattern_of(node, where)
+        if is_regex and regex.compile(text).fullmatch(""):
+            raise _refuse(
+                f"{where}.pattern",
+                f"a Replace regex that matches the empty string ({text!r})",
+                "HF's encode applies it differently from its own normalize_str",
+            )
         return [pl.Replace(text, is_regex, _get(node, "content", where, str))], False
     if kind == "Strip":
         left = _opt(node, "strip_left", where, bool, True)
