@@ -4,7 +4,7 @@
 atomically; ``convert`` does both. docs/formats.md states what each writer guarantees.
 
 >>> FORMATS
-('huggingface', 'tiktoken', 'gpt2')
+('huggingface', 'tiktoken', 'gpt2', 'tekken')
 """
 
 from __future__ import annotations
@@ -16,16 +16,18 @@ from collections.abc import Mapping, Sequence
 from bytepair.errors import CorpusError, FormatError
 
 #: The names ``save`` and ``convert`` accept.
-FORMATS = ("huggingface", "tiktoken", "gpt2")
+FORMATS = ("huggingface", "tiktoken", "gpt2", "tekken")
 
 _RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+=*\x20\d+\r?\n?")
+_TEKKEN_HEAD = re.compile(rb'\s*\{\s*"config"\s*:')
 
 
 def detect(path: str | os.PathLike) -> str:
     """The format of a tokenizer file or directory, from its name and first bytes.
 
     A directory with vocab.json + merges.txt (or that vocab.json itself) is ``gpt2``; a
-    JSON object is ``huggingface``; lines of ``base64 rank`` (a ``.tiktoken`` file, or
+    JSON object is ``huggingface``, one whose first key is ``config`` is Mistral's
+    ``tekken``; lines of ``base64 rank`` (a ``.tiktoken`` file, or
     Llama 3's ``tokenizer.model``) are ``tiktoken``.
     """
     name = os.fspath(path)
@@ -44,6 +46,8 @@ def detect(path: str | os.PathLike) -> str:
     beside = os.path.join(os.path.dirname(os.path.abspath(path)), "merges.txt")
     if os.path.basename(name) == "vocab.json" and os.path.isfile(beside):
         return "gpt2"  # the vocab.json of a GPT-2 pair: load reads its directory
+    if _TEKKEN_HEAD.match(head):
+        return "tekken"
     if stripped.startswith(b"{"):
         return "huggingface"  # its reader names what is missing or wrong
     first_line = head.split(b"\n", 1)[0] + b"\n"
@@ -72,15 +76,22 @@ def load(
     (``.tiktoken``, GPT-2 files); a tokenizer.json carries its own and refuses them.
     """
     fmt = detect(path)
-    if fmt == "huggingface":
+    if fmt in ("huggingface", "tekken"):
         if special_tokens is not None or pattern is not None:
             raise FormatError(
-                f"{os.fspath(path)}: a tokenizer.json stores its own special tokens and "
+                f"{os.fspath(path)}: a {fmt} file stores its own special tokens and "
                 "pattern; do not pass special_tokens= or pattern="
             )
-        from bytepair.formats import huggingface
+        from bytepair.formats import huggingface, tekken
+        from bytepair.formats.jsonfile import read_json
 
-        return huggingface.read(path)
+        doc = read_json(path, "a tokenizer.json or a Tekken file")
+        if tekken.is_tekken(doc):
+            from bytepair.tokenizer import Tokenizer
+
+            vocab, specials, tekken_pattern = tekken.read_data(doc, os.fspath(path))
+            return _tokenizer(Tokenizer, path, vocab, specials, tekken_pattern)
+        return huggingface.from_json(doc, os.fspath(path))
     if fmt == "tiktoken":
         from bytepair.formats import tiktoken
 
@@ -105,6 +116,10 @@ def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
         from bytepair.formats import gpt2
 
         gpt2.write(tok, path)
+    elif format == "tekken":
+        from bytepair.formats import tekken
+
+        tekken.write(tok, path)
     else:
         raise FormatError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
 
@@ -124,3 +139,13 @@ def convert(
     tok = load(in_path, special_tokens=special_tokens, pattern=pattern)
     save(tok, out_path, format=to)
     return tok
+
+
+def _tokenizer(cls, path, vocab, specials, pattern):
+    """A rank-table Tokenizer from a reader's plain data; errors name the file."""
+    from bytepair.errors import PatternError, SpecialTokenError, VocabError
+
+    try:
+        return cls(vocab, None, special_tokens=specials, pattern=pattern)
+    except (VocabError, SpecialTokenError, PatternError) as e:
+        raise FormatError(f"{os.fspath(path)}: {e}") from None
