@@ -100,7 +100,8 @@ ADDED = {
     ],
 }
 
-ALPHABET = list("aAbB  \n\t.,!?-'019") + [
+ALPHABET = [
+    *"aAbB  \n\t.,!?-'019",
     "<mask>",
     "ΣΑΣ",
     "ﬁ",
