@@ -290,13 +290,16 @@ mod encoder {
     impl PyEncoder {
         /// `vocab`: id -> bytes of the regular tokens; `merges`: (bytes, bytes) in priority
         /// order, or None for a rank table; `special_tokens`: (text, id) pairs.
+        /// `ignore_merges`: a pre-token that is a token is that token (HF's BPE option).
         #[new]
+        #[pyo3(signature = (vocab, merges, special_tokens, pattern, ignore_merges=false))]
         fn new(
             py: Python<'_>,
             vocab: &Bound<'_, PyDict>,
             merges: Option<&Bound<'_, PyAny>>,
             special_tokens: Vec<(String, Rank)>,
             pattern: &str,
+            ignore_merges: bool,
         ) -> PyResult<Self> {
             let mut v = Vec::with_capacity(vocab.len());
             for (k, b) in vocab.iter() {
@@ -325,7 +328,8 @@ mod encoder {
                 .into_iter()
                 .map(|(s, i)| (s.into_bytes(), i))
                 .collect();
-            let built = py.detach(|| Encoder::new(v, merges.as_deref(), specials, pattern));
+            let built = py
+                .detach(|| Encoder::build(v, merges.as_deref(), specials, pattern, ignore_merges));
             let inner = built.map_err(|e| to_py(py, e, 0))?;
             let ints = Ints::new(py, inner.vocab_size())?;
             let default_policy = SpecialPolicy {

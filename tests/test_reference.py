@@ -119,10 +119,24 @@ def test_merges_from_r50k_ranks_are_gpt2s_merges(tiktoken_encoding):
 
 
 def test_merges_from_ranks_skips_tokens_that_merging_cannot_build():
-    ranks = {b"a": 0, b"b": 1, b"c": 2, b"abc": 3, b"ab": 4, b"abcab": 5}
-    # b"abc" has rank 3 but neither b"ab" nor b"bc" ranks below it: no merge makes it.
-    # b"abcab" = b"abc" + b"ab", both of lower rank.
-    assert reference.merges_from_ranks(ranks) == [(b"a", b"b"), (b"abc", b"ab")]
+    import tiktoken
+
+    ranks = {b"a": 0, b"b": 1, b"c": 2, b"abc": 3, b"bc": 4, b"ab": 5, b"cab": 6, b"ca": 7}
+    # b"abc" (rank 3) is made from b"bc" (4), b"cab" (6) from b"ab" (5): an extended
+    # vocabulary builds tokens from later ones, and tiktoken's rule reaches them.
+    merges = reference.merges_from_ranks(ranks)
+    assert merges == [(b"a", b"bc"), (b"b", b"c"), (b"a", b"b"), (b"c", b"ab"), (b"c", b"a")]
+    # A token no merge reaches: b"xyz" with neither b"xy" nor b"yz" in the table.
+    ranks2 = {bytes([i]): i for i in range(256)} | {b"xyz": 256, b"xz": 257}
+    assert reference.merges_from_ranks(ranks2) == [(b"x", b"z")]
+    # The oracle: tiktoken on the same ranks makes b"abc" and b"cab" inside longer words,
+    # and b"xyz" only as a whole pre-token.
+    full = {bytes([i]): i for i in range(256)}
+    full.update({t: 256 + r - 3 for t, r in ranks.items() if len(t) > 1})
+    enc = tiktoken.Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks=full, special_tokens={})
+    encoder = reference.Encoder({r: t for t, r in full.items()}, None, {}, r"\S+|\s+")
+    for text in ["abcz", "zcab", "cabc", "abcab", "ccab", "bcab"]:
+        assert encoder.encode_ordinary(text) == enc.encode_ordinary(text), text
 
 
 @pytest.mark.parametrize("text", ["a\ud800b", "\ud83d\ude00!", "x\udfff", "\udc80\udcff"])

@@ -17,6 +17,7 @@ class Encoder:
         merges: Iterable[tuple[bytes, bytes]] | None,
         special_tokens: list[tuple[str, int]],
         pattern: str,
+        ignore_merges: bool = False,
     ) -> None: ...
     @property
     def vocab_size(self) -> int: ...

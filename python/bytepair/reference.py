@@ -546,22 +546,24 @@ def _checked_corpus_path(path: str | os.PathLike) -> str:
 def merges_from_ranks(ranks: Mapping[bytes, int]) -> list[Pair]:
     """The merge that creates each multi-byte token of a tiktoken-style rank table.
 
-    Run BPE on the token's bytes allowing only tokens of lower rank: it ends in the two
-    parts the token was made of. A token for which it does not end in exactly two parts
-    cannot be produced by merging, so it has no merge and is skipped (a token that was
-    added to the table by hand, say); encoding in rank mode still reaches it.
+    tiktoken merges the adjacent pair whose concatenation has the lowest rank. Run that on
+    a token's bytes, short of making the token itself: it ends in the two parts the token
+    is made of, whatever their ranks (an extended vocab can build a token from a later
+    one). Merges come in the order of their tokens' ranks. A token for which it does not
+    end in exactly two parts is never made by merging, so it has no merge and is skipped
+    (a token added by hand, say); a pre-token equal to it is still that token.
 
-    >>> merges_from_ranks({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3})
-    [(b'a', b'b'), (b'ab', b'b')]
+    >>> merges_from_ranks({b"a": 0, b"b": 1, b"abb": 2, b"ab": 3})
+    [(b'ab', b'b'), (b'a', b'b')]
     """
     merges = []
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+    for token, _ in sorted(ranks.items(), key=lambda item: item[1]):
         if len(token) < 2:
             continue
 
-        def priority(left: bytes, right: bytes, rank: int = rank) -> float:
-            r = ranks.get(left + right)
-            return r if r is not None and r < rank else math.inf
+        def priority(left: bytes, right: bytes, token: bytes = token) -> float:
+            joined = left + right
+            return math.inf if joined == token else ranks.get(joined, math.inf)
 
         parts = _bpe(token, priority)
         if len(parts) == 2:

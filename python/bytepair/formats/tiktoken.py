@@ -74,7 +74,7 @@ def parse_line(line: str, name: str, n: int) -> tuple[bytes, int]:
 
 
 def read_ranks(path: str | os.PathLike) -> dict[bytes, int]:
-    """The validated rank table: unique tokens, ranks exactly 0..n-1."""
+    """The validated rank table: unique tokens, unique ranks (gaps: see `first_gap`)."""
     name = os.fspath(path)
     with open(path, "rb") as f:
         raw = f.read()
@@ -110,13 +110,22 @@ def parse_ranks(raw: bytes, name: str) -> dict[bytes, int]:
         line_of_rank[rank] = n
     if not ranks:
         raise FormatError(f"{name}: no ranks; expected 'base64-token rank' lines")
-    if len(ranks) != max(line_of_rank) + 1:
-        missing = next(r for r in range(len(ranks) + 1) if r not in line_of_rank)
-        raise FormatError(
-            f"{name}: ranks are not contiguous: rank {missing} is missing (the file has "
-            f"{len(ranks)} tokens, highest rank {max(line_of_rank)}); expected 0..n-1"
-        )
     return ranks
+
+
+def first_gap(ids: set[int], special_ids: set[int]) -> int | None:
+    """The lowest id below the largest rank that is neither a rank nor a special token's.
+
+    tiktoken's files may leave ranks for special tokens (p50k_base has no rank 50256, its
+    `<|endoftext|>`); any other gap is a damaged file.
+
+    >>> first_gap({0, 1, 3}, {2}), first_gap({0, 1, 3}, set())
+    (None, 2)
+    """
+    top = max(ids, default=-1)
+    if len(ids) + len(special_ids & set(range(top))) == top + 1:
+        return None
+    return next(i for i in range(top + 1) if i not in ids and i not in special_ids)
 
 
 def read(
@@ -139,6 +148,14 @@ def read(
     if known is not None:
         pattern = known[1] if pattern is None else pattern
         special_tokens = known[2] if special_tokens is None else special_tokens
+    given = set(special_tokens.values()) if isinstance(special_tokens, Mapping) else set()
+    missing = first_gap(set(ranks.values()), given)
+    if missing is not None:
+        raise FormatError(
+            f"{name}: rank {missing} is missing (the file has {len(ranks)} tokens, highest "
+            f"rank {max(ranks.values())}); expected ranks 0..n-1, with gaps only where "
+            f"special_tokens={{...: {missing}}} puts a special token"
+        )
     try:
         return Tokenizer(
             {i: b for b, i in ranks.items()},
@@ -162,11 +179,11 @@ def ranks_of(tok) -> dict[bytes, int]:
 
     special_ids = set(tok.special_tokens.values())
     regular = {i: b for i, b in tok.vocab.items() if i not in special_ids}
-    if sorted(regular) != list(range(len(regular))):
-        missing = next(i for i in range(len(regular)) if i not in regular)
+    missing = first_gap(set(regular), special_ids)
+    if missing is not None:
         raise VocabError(
-            f"the non-special token ids are not 0..{len(regular) - 1} (id {missing} is missing); "
-            "a tiktoken rank table needs contiguous ranks"
+            f"the non-special token ids are not 0..{max(regular)} (id {missing} is neither a "
+            "token nor a special token); a tiktoken rank table needs contiguous ranks"
         )
     if getattr(tok, "_rank_mode", False):  # already a rank table: exact by construction
         return {b: i for i, b in regular.items()}
