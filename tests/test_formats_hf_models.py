@@ -82,7 +82,9 @@ def test_llama3_fixture_is_tiktoken_on_its_rank_file(model_file):
 
     ranks = load_tiktoken_bpe(str(shared("fixtures", "tokenizers", "llama3", "tokenizer.model")))
     specials = {t: len(ranks) + i for i, t in enumerate(LLAMA3_SPECIALS)}
-    enc = tiktoken.Encoding("llama3", LLAMA3_PATTERN, ranks, specials)
+    enc = tiktoken.Encoding(
+        "llama3", pat_str=LLAMA3_PATTERN, mergeable_ranks=ranks, special_tokens=specials
+    )
     hf = HFTokenizer.from_file(str(model_file("llama3")))
     for name, doc in _docs():
         assert hf.encode(doc, add_special_tokens=False).ids == enc.encode(doc), name
