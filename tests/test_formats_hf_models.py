@@ -205,3 +205,34 @@ def test_other_entry_points_follow_the_pipeline(loaded, tmp_path):
         tok.encode_with_offsets(doc)
     with pytest.raises(ValueError, match="invalid UTF-8"):
         tok.encode_bytes(b"a\xff")
+
+
+def test_cli_inspects_and_encodes_model_files(model_file):
+    import subprocess
+    import sys
+
+    from model_files import tekken_json
+
+    def run(*args, stdin=b""):
+        proc = subprocess.run(
+            [sys.executable, "-m", "bytepair", *args], input=stdin, capture_output=True
+        )
+        assert proc.returncode == 0, proc.stderr.decode()
+        return proc.stdout.decode()
+
+    shown = run("inspect", str(model_file("deepseek")))
+    for line in (
+        "normalizer      none",
+        "pre-tokenizer 1 Split(regex '\\\\p{N}{1,3}', isolated)",
+        "pre-tokenizer 4 ByteLevel(",
+        "added tokens    1283 (",
+        "'<｜begin▁of▁sentence｜>'=0 special",
+    ):
+        assert line in shown, line
+    shown = run("inspect", str(model_file("llama3")))
+    assert "template        <|begin_of_text|> $A" in shown
+    assert "ignore_merges   true" in shown
+    text = "Hello wörld, 中文 12345"
+    for path in (model_file("deepseek"), tekken_json("240911")):
+        ids = run("encode", "-t", str(path), stdin=text.encode()).split()
+        assert [int(i) for i in ids] == bytepair.Tokenizer.load(path).encode(text)
