@@ -322,6 +322,19 @@ def _compiled(pattern: str):
 
 
 @lru_cache(maxsize=64)
+def _splitter(pattern: str, is_regex: bool):
+    """``(pattern)``, whose split() interleaves gaps and matches; None when the pattern has
+    groups of its own (they would show up in split()'s output)."""
+    source = pattern if is_regex else regex.escape(pattern)
+    if regex.compile(source).groups:
+        return None
+    try:
+        return regex.compile(f"({source})")
+    except regex.error:  # pragma: no cover - a global flag that must stay first
+        return None
+
+
+@lru_cache(maxsize=64)
 def _literal(pattern: str):
     return regex.compile(regex.escape(pattern))
 
@@ -408,7 +421,15 @@ def apply_split(step: Split, text: str) -> list[str]:
     """One Split on one piece."""
     compiled = _compiled(step.pattern) if step.is_regex else _literal(step.pattern)
     if step.behavior == "isolated" and not step.invert:
-        # The common case, without the generic bookkeeping.
+        # The common case, in one C call: the pattern in a group, so that split() keeps the
+        # matches between the gaps. An empty match (Oniguruma skips some that Python keeps)
+        # takes the exact path below.
+        splitter = _splitter(step.pattern, step.is_regex)
+        if splitter is not None:
+            parts = splitter.split(text)
+            if all(parts[1::2]):
+                return [p for p in parts if p]
+            return _apply_behavior(text, _regex_matches(compiled, text), "isolated")
         out, prev = [], 0
         for m in compiled.finditer(text):
             start, end = m.span()
@@ -480,6 +501,20 @@ def pre_tokenize(steps: Sequence[PreTokenizer], text: str, at_start: bool = True
     """The pre-tokens of one piece of normalized text. ``at_start``: the piece begins the
     input (Metaspace's ``first`` scheme prepends only there)."""
     pieces = [text] if text else []
+    # A final ByteLevel without regex or prefix space only maps the pieces to bytes, which
+    # the core does.
+    steps = [
+        s
+        for s in steps
+        if not (isinstance(s, ByteLevel) and not s.use_regex and not s.add_prefix_space)
+    ]
+    if not any(isinstance(s, Metaspace) and s.prepend_scheme == "first" for s in steps):
+        for step in steps:  # no step asks where a piece starts
+            new: list[str] = []
+            for piece in pieces:
+                new.extend(_pre_tokenize_piece(step, piece, False))
+            pieces = new
+        return pieces
     firsts = [at_start] if text else []
     for step in steps:
         new, new_firsts = [], []
@@ -688,7 +723,9 @@ class Runner:
                     layout.append(-len(found))
         if not pieces:
             return [i for i in layout if i >= 0]
-        encoded = self.core.encode_batch(pieces, (), (), 1)
+        # One call per piece: the core's batch call costs more per text than a tiny piece.
+        encode = self.core.encode_ordinary
+        encoded = [encode(p) for p in pieces]
         if len(segments) == 1:  # no added token: the common case
             return [i for ids in encoded for i in ids]
         ids: list[int] = []
