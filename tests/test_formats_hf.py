@@ -210,6 +210,11 @@ _BOS = {"SpecialToken": {"id": "<s>", "type_id": 0}}
 _A = {"Sequence": {"id": "A", "type_id": 0}}
 
 # (case, edit, message): each message names the JSON path of what is wrong.
+def _added_entry(content, i):
+    flags = dict.fromkeys(("single_word", "lstrip", "rstrip", "normalized", "special"), False)
+    return {"id": i, "content": content, **flags}
+
+
 MALFORMED = [
     ("model WordPiece", _set(["model", "type"], "WordPiece"), "model.type: model type 'WordPiece'"),
     ("model Unigram", _set(["model", "type"], "Unigram"), "model.type: model type 'Unigram'"),
@@ -420,6 +425,11 @@ MALFORMED = [
         r"added_tokens\[0\].id: '<s>' has id 300, but HuggingFace gives it 257",
     ),
     ("added empty", _set(["added_tokens", 0, "content"], ""), "empty added token"),
+    (
+        "added alias of a byte token",
+        lambda d: (d["added_tokens"].append(_added_entry("é", 233)), d)[1],
+        r"added_tokens\[1\]: the added token 'é', which is the model's token 'é'",
+    ),
     (
         "added twice",
         lambda d: (d["added_tokens"].append(dict(d["added_tokens"][0])), d)[1],

@@ -236,3 +236,11 @@ def test_cli_inspects_and_encodes_model_files(model_file):
     for path in (model_file("deepseek"), tekken_json("240911")):
         ids = run("encode", "-t", str(path), stdin=text.encode()).split()
         assert [int(i) for i in ids] == bytepair.Tokenizer.load(path).encode(text)
+
+
+@pytest.mark.parametrize("name", ["qwen35", "deepseek"])
+def test_formats_without_a_pipeline_refuse_one(loaded, tmp_path, name):
+    tok, _ = loaded(name)
+    for fmt in ("tiktoken", "gpt2", "tekken"):
+        with pytest.raises(bytepair.FormatError, match="save it as huggingface"):
+            tok.save(tmp_path / f"out.{fmt}", format=fmt)

@@ -93,6 +93,8 @@ ADDED = {
     "lstrip+rstrip": [_added("<mask>", lstrip=True, rstrip=True)],
     "single_word": [_added("ab", single_word=True, special=False)],
     "normalized": [_added("Ab", normalized=True, special=False)],
+    # Text in the byte alphabet: HF's ByteLevel decoder maps it back to those bytes.
+    "byte-alphabet text": [_added("éé", special=False), _added("ĠéĠ")],
     "mixed passes": [
         _added("<mask>", lstrip=True),
         _added("sk>x", normalized=True, special=False),
@@ -131,6 +133,7 @@ def _file(tmp_path, name, normalizer=None, pre_tokenizer=None, added=None):
     if added is not None:
         next_id = len(doc["model"]["vocab"])
         for tok in added:
+            assert tok["content"] not in doc["model"]["vocab"]
             doc["added_tokens"].append(tok | {"id": next_id})
             next_id += 1
     path = tmp_path / f"{abs(hash(name))}.json"

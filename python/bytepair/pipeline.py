@@ -635,6 +635,17 @@ class Runner:
             and _segment_safe(norm)
         )
         self._template = pipeline.template
+        #: HF's ByteLevel decoder maps an added token's text back through the byte alphabet
+        #: when every character is in it (an added "é" decodes to the byte 0xE9).
+        self.decode_overrides: dict[int, bytes] = {}
+        if pipeline.decoders:
+            from bytepair.formats.gpt2 import CHAR_TO_BYTE
+
+            for t in added:
+                if all(c in CHAR_TO_BYTE for c in t.content):
+                    as_bytes = bytes(CHAR_TO_BYTE[c] for c in t.content)
+                    if as_bytes != t.content.encode("utf-8"):
+                        self.decode_overrides[t.id] = as_bytes
         #: The core encodes any text (and bytes, streams, files) exactly as the pipeline,
         #: given the always-matched tokens as allowed.
         self.core_exact = self.fast and not norm
@@ -753,8 +764,22 @@ class Runner:
 
     # -- decoding -------------------------------------------------------------------------------
 
-    def drop_specials(self, ids: Iterable[int]) -> list[int]:
-        return [i for i in ids if int(i) not in self.special_ids]
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The core's bytes, with the added tokens HF decodes through the byte alphabet."""
+        overrides, decode = self.decode_overrides, self.core.decode_bytes
+        out, run = [], []
+        for i in ids:
+            b = overrides.get(int(i))
+            if b is None:
+                run.append(i)
+                continue
+            if run:
+                out.append(decode(run))
+                run = []
+            out.append(b)
+        if run:
+            out.append(decode(run))
+        return b"".join(out)
 
 
 def _check_disallowed(text: str, disallowed: frozenset[str]) -> None:

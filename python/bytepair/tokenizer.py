@@ -403,6 +403,8 @@ class Tokenizer:
         >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).decode_bytes([104, 105])
         b'hi'
         """
+        if self._run is not None and self._run.decode_overrides:
+            return self._run.decode_bytes(ids)
         return self._encoder.decode_bytes(ids)
 
     def decode(
@@ -418,7 +420,7 @@ class Tokenizer:
         if skip_special_tokens:
             specials = self._special_ids()
             ids = [i for i in ids if int(i) not in specials]
-        return self._encoder.decode_bytes(ids).decode("utf-8", errors=errors)
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
     def decoder(self, errors: str = "replace") -> IncrementalDecoder:
         """An incremental decoder for streaming generation: feed ids as they come, get text
@@ -582,14 +584,14 @@ class IncrementalDecoder:
     """
 
     def __init__(self, tokenizer: Tokenizer, errors: str = "replace"):
-        self._encoder = tokenizer._encoder
+        self._decode_bytes = tokenizer.decode_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
 
     def feed(self, ids: int | Iterable[int]) -> str:
         """Adds one id (or several); returns the text completed so far."""
         if not isinstance(ids, Iterable):
             ids = (ids,)
-        return self._utf8.decode(self._encoder.decode_bytes(ids))
+        return self._utf8.decode(self._decode_bytes(ids))
 
     def flush(self) -> str:
         """Ends the stream: an incomplete character at the end becomes U+FFFD."""

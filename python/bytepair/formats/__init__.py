@@ -103,7 +103,13 @@ def load(
 
 
 def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
-    """Saves ``tok`` atomically in ``format`` (one of ``FORMATS``); gpt2 writes a directory."""
+    """Saves ``tok`` atomically in ``format`` (one of ``FORMATS``); gpt2 writes a directory.
+
+    A tokenizer.json pipeline that is more than a pattern and special tokens (a normalizer,
+    several pre-tokenizer steps, flagged or non-special added tokens) is written as
+    huggingface only: the other formats would drop part of it, and encode differently."""
+    if format != "huggingface":
+        _check_portable(tok, format, path)
     if format == "huggingface":
         from bytepair.formats import huggingface
 
@@ -149,3 +155,22 @@ def _tokenizer(cls, path, vocab, specials, pattern):
         return cls(vocab, None, special_tokens=specials, pattern=pattern)
     except (VocabError, SpecialTokenError, PatternError) as e:
         raise FormatError(f"{os.fspath(path)}: {e}") from None
+
+
+def _check_portable(tok, format: str, path) -> None:
+    pipeline = getattr(tok, "pipeline", None)
+    if pipeline is None:
+        return
+    lost = []
+    if pipeline.normalizers:
+        lost.append("its normalizer")
+    if pipeline.core_pattern() is None:
+        lost.append("its pre-tokenizer steps (not one regex)")
+    if any(not t.special or not t.plain for t in pipeline.added_tokens):
+        lost.append("its non-special or flagged added tokens")
+    if lost:
+        raise FormatError(
+            f"{os.fspath(path)}: cannot write this tokenizer as {format}: the format has no "
+            f"place for {', '.join(lost)}, so the file would encode differently; save it as "
+            "huggingface"
+        )

@@ -693,7 +693,14 @@ def from_json(doc, name: str = "tokenizer.json"):
                 as_bytes = to_bytes(text, mwhere)
             except FormatError:
                 as_bytes = None
-            if as_bytes != tok.content.encode("utf-8"):
+            if as_bytes is not None and as_bytes != tok.content.encode("utf-8"):
+                raise _refuse(
+                    f"{name}: added_tokens[{added.index(tok)}]",
+                    f"the added token {tok.content!r}, which is the model's token {text!r} "
+                    f"(bytes {as_bytes!r}) under another text",
+                    "HF then matches the text and gives the byte token's id",
+                )
+            if as_bytes is None:
                 extra.append((text, i))
                 continue
             vocab[i] = as_bytes
