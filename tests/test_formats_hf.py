@@ -209,6 +209,7 @@ def _template(single, specials):
 _BOS = {"SpecialToken": {"id": "<s>", "type_id": 0}}
 _A = {"Sequence": {"id": "A", "type_id": 0}}
 
+
 # (case, edit, message): each message names the JSON path of what is wrong.
 def _added_entry(content, i):
     flags = dict.fromkeys(("single_word", "lstrip", "rstrip", "normalized", "special"), False)

@@ -274,6 +274,7 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
         threads: int | None = None,
+        add_special_tokens: bool = False,
     ) -> list[list[int]]:
         """Encodes many texts in parallel (``threads`` workers, default all cores), with the
         GIL released; the same result as encoding each in turn.
@@ -286,7 +287,9 @@ class Tokenizer:
         if isinstance(texts, str):
             raise TypeError("encode_batch takes a list of str; for one text, call encode")
         if self._run is not None:
-            return self._run.encode_many(list(texts), allowed, disallowed, _threads(threads))
+            return self._run.encode_many(
+                list(texts), allowed, disallowed, _threads(threads), add_special_tokens
+            )
         return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
 
     def encode_iterable(

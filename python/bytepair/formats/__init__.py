@@ -4,7 +4,7 @@
 atomically; ``convert`` does both. docs/formats.md states what each writer guarantees.
 
 >>> FORMATS
-('huggingface', 'tiktoken', 'gpt2', 'tekken')
+('huggingface', 'tiktoken', 'gpt2')
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ from collections.abc import Mapping, Sequence
 from bytepair.errors import CorpusError, FormatError
 
 #: The names ``save`` and ``convert`` accept.
-FORMATS = ("huggingface", "tiktoken", "gpt2", "tekken")
+FORMATS = ("huggingface", "tiktoken", "gpt2")
+#: ``save`` also writes Mistral's Tekken layout, for a tokenizer whose special tokens come
+#: first (one loaded from a Tekken file): not a conversion target for any tokenizer.
+SAVE_FORMATS = (*FORMATS, "tekken")
 
 _RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+=*\x20\d+\r?\n?")
 _TEKKEN_HEAD = re.compile(rb'\s*\{\s*"config"\s*:')
@@ -127,7 +130,7 @@ def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
 
         tekken.write(tok, path)
     else:
-        raise FormatError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+        raise FormatError(f"unknown format {format!r}; expected one of {', '.join(SAVE_FORMATS)}")
 
 
 def convert(

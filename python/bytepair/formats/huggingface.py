@@ -1,9 +1,12 @@
 """HuggingFace ``tokenizer.json``: byte-level BPE, read and written exactly.
 
-bytepair writes the pattern as a ``Split`` pre-tokenizer (isolated, not inverted) followed
-by ``ByteLevel`` without its own regex, so ``tokenizers`` splits text exactly as bytepair
-does. Reading accepts GPT-2's file (``ByteLevel`` with its built-in regex) and any byte-level
-BPE file, and refuses anything bytepair could not encode identically.
+bytepair writes a trained tokenizer's pattern as a ``Split`` pre-tokenizer (isolated, not
+inverted) followed by ``ByteLevel`` without its own regex, so ``tokenizers`` splits text
+exactly as bytepair does. Reading takes the whole byte-level BPE pipeline (normalizers,
+pre-tokenizer steps, added tokens and their flags, templates, decoders: see
+``bytepair.pipeline`` and docs/formats.md) into a ``Pipeline``, which a loaded tokenizer
+writes back as it was read; anything else is refused with the JSON path of what is not
+supported, never approximated.
 
 >>> hf_regex(patterns.CL100K) == patterns.CL100K
 False
@@ -13,7 +16,6 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -644,17 +646,6 @@ def _added_tokens(doc: Mapping, name: str, model_vocab: Mapping[str, int]) -> li
     return out
 
 
-def _core_has_ignore_merges() -> bool:
-    from bytepair import _core
-
-    try:
-        vocab = {b: bytes([b]) for b in range(256)}
-        _core.Encoder(vocab, [], [], "gpt2", ignore_merges=True)
-    except TypeError:
-        return False
-    return True
-
-
 def from_json(doc, name: str = "tokenizer.json"):
     """A Tokenizer from a parsed tokenizer.json; ``name`` is used in error messages."""
     from bytepair.tokenizer import Tokenizer
@@ -734,23 +725,7 @@ def from_json(doc, name: str = "tokenizer.json"):
         raise FormatError(f"{where}: {e}") from None
     specials = {t.content: t.id for t in added if t.special}
     try:
-        if ignore_merges and not _core_has_ignore_merges():
-            # An older core: a rank table is the same shortcut when the merges are exactly
-            # those the ranks imply.
-            tok = Tokenizer(vocab, None, special_tokens=specials, pattern=pattern)
-            if tok.merges != merges:
-                raise _refuse(
-                    f"{mwhere}.ignore_merges",
-                    "ignore_merges=true with merges that are not implied by the ids' order",
-                    "this build of the core has no ignore_merges",
-                )
-            merges_arg = None
-            pipeline = dataclasses.replace(pipeline, ignore_merges=False)
-        else:
-            merges_arg = merges
-        return Tokenizer(
-            vocab, merges_arg, special_tokens=specials, pattern=pattern, pipeline=pipeline
-        )
+        return Tokenizer(vocab, merges, special_tokens=specials, pattern=pattern, pipeline=pipeline)
     except (VocabError, SpecialTokenError) as e:
         raise FormatError(f"{mwhere}: {e}") from None
     except PatternError as e:  # valid for Python's regex, refused by the core's engine
