@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import array
 import codecs
 import functools
 import os
@@ -222,9 +223,8 @@ class Tokenizer:
             ids = self.encode(
                 text, allowed_special=allowed_special, disallowed_special=disallowed_special
             )
-            import numpy
-
-            return numpy.array(ids, dtype=numpy.uint32)
+            frombuffer, uint32 = _numpy_uint32()
+            return frombuffer(array.array("I", ids), uint32)
         if not allowed_special and disallowed_special == "all":
             ids = self._encoder.encode_to_array(text)
         else:
@@ -587,7 +587,9 @@ class IncrementalDecoder:
     """
 
     def __init__(self, tokenizer: Tokenizer, errors: str = "replace"):
-        self._decode_bytes = tokenizer.decode_bytes
+        run = tokenizer._run
+        plain = run is None or not run.decode_overrides
+        self._decode_bytes = tokenizer._encoder.decode_bytes if plain else tokenizer.decode_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
 
     def feed(self, ids: int | Iterable[int]) -> str:
