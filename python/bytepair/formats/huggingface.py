@@ -563,9 +563,20 @@ def _decoders(node, where: str) -> tuple[tuple, bool]:
     )
 
 
-def _merges(model: Mapping, where: str) -> list[tuple[bytes, bytes]]:
+def _merges(
+    model: Mapping, where: str, known: Mapping[str, bytes] | None = None
+) -> list[tuple[bytes, bytes]]:
+    """The merges as bytes; ``known`` maps the vocab's token texts to their bytes (a merge's
+    parts are nearly always tokens: one look-up instead of a conversion each)."""
+    known = known or {}
     out = []
-    for n, m in enumerate(_get(model, "merges", where, list)):
+    merges = _get(model, "merges", where, list)
+    for n, m in enumerate(merges):
+        if type(m) is list and len(m) == 2:  # the common form, checked without a loop
+            a, b = m
+            if type(a) is str and type(b) is str and a in known and b in known:
+                out.append((known[a], known[b]))
+                continue
         here = f"{where}.merges[{n}]"
         if isinstance(m, str):
             parts = m.split(" ")
@@ -673,6 +684,7 @@ def from_json(doc, name: str = "tokenizer.json"):
     added = _added_tokens(doc, name, raw_vocab)
     added_by_id = {t.id: t for t in added}
     vocab: dict[int, bytes] = {}
+    known: dict[str, bytes] = {}
     extra: list[tuple[str, int]] = []
     for text, i in raw_vocab.items():
         tok = added_by_id.get(i)
@@ -696,10 +708,10 @@ def from_json(doc, name: str = "tokenizer.json"):
                 continue
             vocab[i] = as_bytes
             continue
-        vocab[i] = to_bytes(text, f"{mwhere}.vocab: key {text!r}")
+        vocab[i] = known[text] = to_bytes(text, f"{mwhere}.vocab: key {text!r}")
     all_ids = {t: i for t, i in raw_vocab.items()} | {t.content: t.id for t in added}
     post, post_seq = _post_processor(doc.get("post_processor"), f"{name}: post_processor", all_ids)
-    merges = _merges(model, mwhere)
+    merges = _merges(model, mwhere, known)
     pipeline = pl.Pipeline(
         normalizers=tuple(normalizers),
         pre_tokenizers=pre,
