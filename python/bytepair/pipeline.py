@@ -598,7 +598,9 @@ def runner(pipeline: Pipeline, core) -> Runner | None:
     normalizer, one regex, plain special tokens, no template: a file bytepair wrote, GPT-2's),
     so that every entry point keeps the core's own fast path."""
     run = Runner(pipeline, core)
-    transparent = run.core_exact and not run.always and pipeline.template is None
+    transparent = (
+        run.core_exact and not run.always and pipeline.template is None and not run.decode_overrides
+    )
     return None if transparent else run
 
 
