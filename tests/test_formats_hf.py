@@ -217,9 +217,9 @@ def _added_entry(content, i):
 
 
 MALFORMED = [
-    ("model WordPiece", _set(["model", "type"], "WordPiece"), "model.type: model type 'WordPiece'"),
-    ("model Unigram", _set(["model", "type"], "Unigram"), "model.type: model type 'Unigram'"),
-    ("model WordLevel", _set(["model", "type"], "WordLevel"), "model type 'WordLevel'"),
+    ("model WordPiece", _set(["model", "type"], "WordPiece"), "model.type is 'WordPiece'"),
+    ("model Unigram", _set(["model", "type"], "Unigram"), "model.type is 'Unigram'"),
+    ("model WordLevel", _set(["model", "type"], "WordLevel"), "model.type is 'WordLevel'"),
     ("no model", lambda d: {k: v for k, v in d.items() if k != "model"}, "missing key 'model'"),
     ("model not object", _set(["model"], []), "key 'model' is \\[\\]"),
     (

@@ -175,7 +175,8 @@ def test_missing_file_is_a_corpus_error_naming_it(tmp_path, tok):
         bytepair.train([missing], vocab_size=300, progress=False)
     with pytest.raises(CorpusError, match=r"no-such-corpus\.txt"):
         tok.encode_file(missing, tmp_path / "ids.npy")
-    with pytest.raises(CorpusError, match=r"no-such-corpus\.txt"):
+    # A tokenizer file is no corpus: its absence is a FileNotFoundError naming it.
+    with pytest.raises(FileNotFoundError, match=r"no-such-corpus\.txt: no such tokenizer file"):
         bytepair.Tokenizer.load(missing)
     assert os.listdir(tmp_path) == []
 

@@ -15,7 +15,7 @@ from conftest import CORPORA, corpus_sample
 from hypothesis import given
 from hypothesis import strategies as st
 
-NAMES = ("gpt2", "cl100k", "o200k")
+NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5")
 
 
 def regex_pieces(name: str, data: bytes) -> list[bytes]:

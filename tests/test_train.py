@@ -109,8 +109,10 @@ def test_byte_ranges_of_files_count_like_those_bytes(tmp_path, pattern):
     copy = tmp_path / "copy.txt"
     copy.write_bytes(data[:40_000])
     part = Shard(str(path), 0, 40_000, len(data), 0)
-    on_range = bytepair.train([part], vocab_size=400, pattern=pattern, progress=False)
-    on_copy = bytepair.train([str(copy)], vocab_size=400, pattern=pattern, progress=False)
+    # No special tokens here: both runs warn that <|endoftext|> is learned as text.
+    with pytest.warns(bytepair.CorpusWarning, match=r"'<\|endoftext\|>' \d+ times"):
+        on_range = bytepair.train([part], vocab_size=400, pattern=pattern, progress=False)
+        on_copy = bytepair.train([str(copy)], vocab_size=400, pattern=pattern, progress=False)
     assert on_range.merges == on_copy.merges
     with pytest.raises(bytepair.CorpusError, match="not within"):
         bytepair.train([Shard(str(path), 5, len(data) + 1, 0, 0)], vocab_size=300, progress=False)

@@ -8,27 +8,35 @@
 
 from bytepair.errors import (
     BytepairError,
+    ChatTemplateError,
     CorpusError,
+    CorpusWarning,
     DisallowedSpecialError,
     FormatError,
     PatternError,
     SpecialTokenError,
+    TokenizerNotFoundError,
     TrainingWarning,
     UnknownIdError,
     VocabError,
     VocabSizeError,
 )
+from bytepair.formats.tokenizer_config import TokenizerConfig
 from bytepair.tokenizer import Tokenizer
 from bytepair.train import train, train_bpe
 
 __all__ = [
     "BytepairError",
+    "ChatTemplateError",
     "CorpusError",
+    "CorpusWarning",
     "DisallowedSpecialError",
     "FormatError",
     "PatternError",
     "SpecialTokenError",
     "Tokenizer",
+    "TokenizerConfig",
+    "TokenizerNotFoundError",
     "TrainingWarning",
     "UnknownIdError",
     "VocabError",

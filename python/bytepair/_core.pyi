@@ -45,6 +45,13 @@ class Encoder:
         disallowed: Iterable[str],
         threads: int = 0,
     ) -> list[list[int]]: ...
+    def encode_batch_to_arrays(
+        self,
+        texts: Iterable[str],
+        allowed: Iterable[str],
+        disallowed: Iterable[str],
+        threads: int = 0,
+    ) -> tuple[bytearray, bytearray]: ...
     def encode_with_offsets(
         self, text: str, allowed: Iterable[str], disallowed: Iterable[str]
     ) -> tuple[list[int], list[tuple[int, int]]]: ...

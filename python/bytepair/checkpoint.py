@@ -36,10 +36,10 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 from typing import Any
 
 from bytepair.errors import FormatError
+from bytepair.formats.atomic import write_parts
 
 MAGIC = b"BPCOUNT\n"
 VERSION = 1
@@ -69,18 +69,7 @@ def write(directory: str | os.PathLike, key: dict[str, Any], payload: bytes, wor
         sort_keys=True,
     ).encode("utf-8")
     path = path_for(directory, key)
-    fd, tmp = tempfile.mkstemp(dir=os.fspath(directory), prefix=".tmp-", suffix=SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(_PREFIX.pack(MAGIC, VERSION, len(header)))
-            f.write(header)
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_parts(path, [_PREFIX.pack(MAGIC, VERSION, len(header)), header, payload])
     return path
 
 

@@ -5,8 +5,10 @@
     bytepair decode -t tok.json < ids.txt                # the text back, byte for byte
     bytepair encode -t tok.json corpus.txt -o corpus.npy # uint16/uint32 array (encode_file)
     bytepair tokenize -t o200k_base "strawberry"         # token boundaries in colour
-    bytepair inspect tok.json
+    bytepair tokenize -t tok/ --chat conversation.json   # by role; the assistant mask
+    bytepair inspect tok.json --audit --corpus train.txt # unreachable and unused tokens
     bytepair compare gpt2 o200k_base tok.json --corpus en.txt zh.txt --plot out.png
+    bytepair compare o200k_base --corpus en.txt de.txt --reference en.txt --audit --plot out.png
     bytepair convert tok.json tok.tiktoken
 
 ``-t`` takes a tokenizer file in any supported format or a tiktoken encoding name
@@ -20,20 +22,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import json
 import os
 import sys
-import tempfile
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from bytepair import __version__, compare, holdout, report, show
-from bytepair.errors import BytepairError, DisallowedSpecialError
+from bytepair import __version__, audit, compare, holdout, metrics, report, show, zipf
+from bytepair.errors import BytepairError, DisallowedSpecialError, TokenizerNotFoundError
 from bytepair.tokenizer import Tokenizer
-
-#: Names that ``-t`` resolves through ``tiktoken.get_encoding`` when no such file exists.
-TIKTOKEN_NAMES = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
+from bytepair.training_report import documents_line, peak_memory_mb
 
 EXIT_USAGE = 2
 
@@ -47,26 +48,14 @@ class UsageError(Exception):
 
 def load_tokenizer(spec: str) -> Tokenizer:
     """A tokenizer from a file (any supported format) or a tiktoken encoding name."""
-    if os.path.exists(spec):
-        from bytepair import formats
-
-        return formats.load(spec)
-    if spec in TIKTOKEN_NAMES:
-        try:
-            import tiktoken
-        except ImportError:
-            raise UsageError(
-                f"-t {spec}: loading tiktoken encodings needs tiktoken: pip install tiktoken"
-            ) from None
-        try:
-            encoding = tiktoken.get_encoding(spec)
-        except Exception as e:  # tiktoken raises bare ValueError/requests errors offline
-            raise UsageError(f"-t {spec}: tiktoken could not load it ({e})") from None
-        return Tokenizer.from_tiktoken(encoding)
-    raise UsageError(
-        f"tokenizer {spec!r} is neither a file nor a tiktoken encoding name "
-        f"({', '.join(TIKTOKEN_NAMES)})"
-    )
+    try:
+        return Tokenizer.load(spec)
+    except ImportError:
+        raise UsageError(
+            f"-t {spec}: loading tiktoken encodings needs tiktoken: pip install tiktoken"
+        ) from None
+    except TokenizerNotFoundError as e:
+        raise UsageError(str(e)) from None
 
 
 def format_for(path: str, given: str | None) -> str:
@@ -118,17 +107,9 @@ def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
             sys.stdout.buffer.write(part)
         sys.stdout.buffer.flush()
         return
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for part in parts:
-                f.write(part)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    from bytepair.formats.atomic import write_parts
+
+    write_parts(path, parts)
 
 
 def check_output(path: str | None) -> None:
@@ -149,20 +130,6 @@ def special_policy(args) -> dict:
     return {}
 
 
-def peak_memory_mb() -> float | None:
-    """Peak resident memory of this process and its finished children, in MB (Unix)."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KB on Linux
-    peak = max(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-    )
-    return peak * scale / 1e6
-
-
 # -- subcommands ----------------------------------------------------------------------------
 
 
@@ -174,6 +141,11 @@ def cmd_train(args) -> int:
     ray = args.engine == "ray"
     if args.checkpoint_dir and not ray:
         raise UsageError("--checkpoint-dir needs --engine ray")
+    if args.seed and not args.sample_documents:
+        raise UsageError("--seed picks the sample of --sample-documents N: give both")
+    for given, flag in ((args.holdout, "--holdout"), (args.sample_documents, "--sample-documents")):
+        if ray and given:
+            raise UsageError(f"{flag} needs --engine local: the ray engine counts whole files")
     for p in [] if ray else args.files:
         if not os.path.isfile(p):
             raise UsageError(f"training file {p!r} does not exist or is not a file")
@@ -191,10 +163,14 @@ def cmd_train(args) -> int:
         progress=show_progress(args),
         engine=args.engine,
         checkpoint_dir=args.checkpoint_dir,
+        sample_documents=args.sample_documents,
+        seed=args.seed,
+        document_separator=args.document_separator,
     )
     wall = time.perf_counter() - start
     tok.save(args.output, format=fmt)
     memory = peak_memory_mb()
+    trained = tok.training_report
     lines = [
         f"saved           {args.output} ({fmt})",
         f"wall time       {wall:.2f} s",
@@ -202,13 +178,20 @@ def cmd_train(args) -> int:
         f"vocab size      {tok.vocab_size:,} ({len(tok.merges):,} merges, "
         f"{_plural(len(tok.special_tokens), 'special token')})",
     ]
+    if trained is not None and trained.documents is not None:
+        lines.append(
+            f"trained on      {documents_line(trained.documents, trained.documents_in_corpus)}"
+            + (f", seed {args.seed}" if args.sample_documents else "")
+        )
     if held_out:
         lines.append(
             f"bytes/token     {report.bytes_per_token(tok, held_out):.3f} on the last "
             f"{len(held_out):,} bytes of {args.files[-1]}, held out of training"
         )
     else:
-        lines.append("bytes/token     n/a (no held-out slice: --holdout 0)")
+        lines.append(
+            "bytes/token     n/a (--holdout 0.01 measures it on text kept out of training)"
+        )
     lines.append(
         "longest tokens  "
         + "  ".join(report.token_repr(b) for _, b in report.longest_tokens(tok, args.show))
@@ -223,7 +206,7 @@ def cmd_encode(args) -> int:
     if args.output and args.output.endswith(".npy"):
         if args.input in (None, "-"):
             raise UsageError("encode -o FILE.npy needs an input file, not stdin")
-        tok.encode_file(args.input, args.output)
+        tok.encode_file(args.input, args.output, progress=show_progress(args))
         info(args, f"wrote {args.output}")
         return 0
     # Read, encode and write 1 MB at a time, so input of any size fits in memory: the stream
@@ -279,6 +262,8 @@ def cmd_decode(args) -> int:
 
 
 def cmd_tokenize(args) -> int:
+    if args.chat is not None:
+        return tokenize_chat(args)
     if args.file is not None and args.text is not None:
         raise UsageError("tokenize takes TEXT or --file, not both")
     check_output(args.html)
@@ -296,8 +281,16 @@ def cmd_tokenize(args) -> int:
         f"{len(ids):,} tokens, {len(data):,} bytes, {len(data) / max(1, len(ids)):.2f} bytes/token"
     )
     if args.html:
+        # Only the tokens on the page are checked, not the whole vocabulary (1 s for o200k).
+        shown = {i: tok.vocab[i] for i in set(ids) if i not in special}
+        unreachable = audit.unreachable(tok, shown)
         page = show.html_page(
-            tokens, ids, special, title=f"bytepair: {args.tokenizer}", summary=summary
+            tokens,
+            ids,
+            special,
+            title=f"bytepair: {args.tokenizer}",
+            summary=summary,
+            unreachable=unreachable,
         )
         write_output(args.html, page.encode("utf-8"))
         info(args, f"wrote {args.html}")
@@ -313,11 +306,58 @@ def cmd_tokenize(args) -> int:
     return 0
 
 
+def tokenize_chat(args) -> int:
+    """``tokenize --chat FILE``: a conversation (a JSON list of messages, or an object
+    with "messages") through the tokenizer's chat template, roles and assistant mask."""
+    import json
+
+    from bytepair import chat_view
+
+    if args.file is not None or args.text is not None or args.html:
+        raise UsageError(
+            "tokenize --chat takes the conversation file only (no TEXT, --file, --html)"
+        )
+    try:
+        doc = json.loads(read_input(args.chat).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UsageError(f"--chat {args.chat}: not valid JSON ({e})") from None
+    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    tok = load_tokenizer(args.tokenizer)
+    template = args.chat_template
+    if template is not None and os.path.isfile(template):
+        template = Path(template).read_text(encoding="utf-8")
+    colour = use_colour(sys.stdout, args.color)
+    print(chat_view.chat_view(tok, messages, colour=colour, chat_template_arg=template))
+    return 0
+
+
 def cmd_inspect(args) -> int:
     spec = args.tokenizer_file or args.tokenizer
     if spec is None:
         raise UsageError("inspect needs a tokenizer: bytepair inspect TOKENIZER")
-    print(report.inspect_report(load_tokenizer(spec), args.show))
+    if (args.corpus or args.json) and not args.audit:
+        raise UsageError("inspect: --corpus and --json go with --audit")
+    if args.pattern is None:
+        tok = load_tokenizer(spec)
+    elif os.path.isfile(spec):
+        from bytepair import formats
+
+        tok = formats.load(spec, pattern=args.pattern)  # a tokenizer.json refuses it, named
+    else:
+        raise UsageError(
+            f"--pattern is for a rank file (.tiktoken, .model); {spec!r} is not a file"
+        )
+    if not args.audit:
+        print(report.inspect_report(tok, args.show))
+        return 0
+    info(args, "auditing" + (f" on {len(args.corpus)} corpus files" if args.corpus else ""))
+    found = tok.audit(args.corpus or None)
+    if args.json:
+        print(json.dumps(found.to_json()))
+        return 0
+    print(report.inspect_report(tok, args.show))
+    print()
+    print(audit.render(found, args.show))
     return 0
 
 
@@ -332,21 +372,55 @@ def cmd_compare(args) -> int:
     for spec in names:
         info(args, f"loading {spec}")
         tokenizers[_short_name(spec, tokenizers)] = load_tokenizer(spec)
-    limit = None if args.max_bytes <= 0 else args.max_bytes
+    # Parity compares translations: cut at --max-bytes they would stop at different places.
+    limit = None if args.max_bytes <= 0 or args.reference else args.max_bytes
+    paths = list(args.corpus)
+    if args.reference is not None:
+        same = [p for p in paths if os.path.realpath(p) == os.path.realpath(args.reference)]
+        if same:
+            args.reference = same[0]
+        else:
+            paths.insert(0, args.reference)
     corpora = {}
-    for path in args.corpus:
+    reference = None
+    for path in paths:
         if not os.path.isfile(path):
             raise UsageError(f"corpus {path!r} does not exist or is not a file")
-        corpora[_short_name(path, corpora)] = compare.read_corpus(path, limit)
+        name = _short_name(path, corpora)
+        corpora[name] = compare.read_corpus(path, limit)
+        if path == args.reference:
+            reference = name
     info(args, "encoding " + ", ".join(f"{k} ({len(v):,} bytes)" for k, v in corpora.items()))
-    table = compare.measure(tokenizers, corpora)
+    results = metrics.compare(tokenizers, corpora)
+    table = {c: {t: m.bytes_per_token for t, m in row.items()} for c, row in results.items()}
     print("bytes per token (higher = fewer tokens for the same text):")
     print(compare.bytes_per_token_table(table))
     print()
     print("vocabulary overlap (shared regular tokens, % of the row's vocabulary):")
     print(compare.overlap_table(tokenizers))
+    print()
+    print(
+        "metrics (tokens/word: fertility; Rényi efficiency of order 2.5; share of the "
+        "vocabulary used; see docs/metrics.md):"
+    )
+    print(metrics.table(results))
+    if reference is not None:
+        print()
+        print(f"parity (token count over {reference}'s, which must say the same thing):")
+        print(metrics.parity_table(results, reference))
+    panel = None
+    if args.audit:
+        counts = {
+            t: dict(sum((Counter(row[t].counts) for row in results.values()), Counter()))
+            for t in tokenizers
+        }
+        print()
+        print("audit (unused: regular tokens that none of the corpora above uses):")
+        print(audit.summary_table(tokenizers, counts))
+        never = {t: len(audit.unused(tok, counts[t])) for t, tok in tokenizers.items()}
+        panel = zipf.panel(counts, never)
     if args.plot:
-        compare.plot(table, args.plot)
+        compare.plot(table, args.plot, panel)
         info(args, f"wrote {args.plot}")
     return 0
 
@@ -397,6 +471,26 @@ def _positive(text: str) -> int:
     return value
 
 
+def _vocab_size(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 256:
+        raise argparse.ArgumentTypeError(
+            f"{text} is too small: the vocab holds the 256 single bytes (plus one id per "
+            "special token), so at least 256"
+        )
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        return int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
 def _fraction(text: str) -> float:
     try:
         value = float(text)
@@ -441,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", parents=[common], help="train a tokenizer on text files")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("-o", "--output", required=True, help="where to save the tokenizer")
-    p.add_argument("--vocab-size", type=_positive, required=True)
+    p.add_argument("--vocab-size", type=_vocab_size, required=True)
     p.add_argument(
         "--special-token",
         action="append",
@@ -470,11 +564,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format (default: from the name; .tiktoken, dir/, else json)",
     )
     p.add_argument(
+        "--sample-documents",
+        type=_positive,
+        metavar="N",
+        help="train on a uniform random sample of N documents (all of them when there "
+        "are N or fewer), cut at --document-separator",
+    )
+    p.add_argument(
+        "--seed", type=_seed, default=0, help="which sample --sample-documents draws (default 0)"
+    )
+    p.add_argument(
+        "--document-separator",
+        metavar="T",
+        help="the text between documents (default: the first --special-token)",
+    )
+    p.add_argument(
         "--holdout",
         type=_fraction,
-        default=0.01,
-        help="fraction of the corpus held out of training, at most 1 MB, cut from "
-        "the end of the last file, to measure bytes/token (default 0.01; 0: none)",
+        default=0.0,
+        help="fraction of the corpus held out of training, at most 1 MB, cut from the end "
+        "of the last file, to measure bytes/token on unseen text (default 0: train on "
+        "everything, as bytepair.train does)",
     )
     p.add_argument("--show", type=_positive, default=10, help="how many longest tokens to show")
     p.set_defaults(run=cmd_train)
@@ -505,6 +615,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML page")
     p.add_argument("--no-ids", dest="ids", action="store_false", help="hide the ids")
     p.add_argument("--color", "--colour", choices=["auto", "always", "never"], default="auto")
+    p.add_argument(
+        "--chat",
+        metavar="CONVERSATION.json",
+        help="a JSON list of {role, content} messages: show its chat-template tokens by role, "
+        "the assistant mask in colour",
+    )
+    p.add_argument(
+        "--chat-template",
+        help="with --chat: a Jinja2 template file, or the name of one of the tokenizer's",
+    )
     p.set_defaults(run=cmd_tokenize)
 
     p = sub.add_parser(
@@ -513,6 +633,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tokenizer_file", nargs="?", metavar="TOKENIZER")
     p.add_argument("-t", "--tokenizer", help="same as TOKENIZER")
     p.add_argument("--show", type=_positive, default=10, help="how many merges/tokens to list")
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="list unreachable, undecodable and duplicated tokens (docs/audit.md)",
+    )
+    p.add_argument(
+        "--corpus",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="with --audit: count the tokens on these files and list the unused ones",
+    )
+    p.add_argument("--json", action="store_true", help="with --audit: print the audit as JSON")
+    p.add_argument(
+        "--pattern",
+        help="the pattern of a rank file, which does not store it (Llama 3's tokenizer.model): "
+        "a wrong one makes thousands of tokens look unreachable",
+    )
     p.set_defaults(run=cmd_inspect)
 
     p = sub.add_parser(
@@ -534,6 +672,17 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1_000_000,
         help="read at most this much of each corpus (default 1 MB; 0: all)",
+    )
+    p.add_argument(
+        "--reference",
+        metavar="FILE",
+        help="a corpus that says what the others say (translations): adds a parity table "
+        "of token counts relative to it; the corpora are then read whole",
+    )
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="count unreachable, undecodable and unused tokens; with --plot, add a Zipf plot",
     )
     p.add_argument("--plot", metavar="OUT.png", help="draw a bar chart (needs matplotlib)")
     p.set_defaults(run=cmd_compare)

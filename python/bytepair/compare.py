@@ -10,24 +10,20 @@ en       1.00
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from bytepair.corpus_files import open_corpus
 from bytepair.errors import BytepairError
 from bytepair.report import bytes_per_token, regular_tokens
 from bytepair.tokenizer import Tokenizer
-
-_OPENERS = {".xz": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
 
 
 def read_corpus(path: str | os.PathLike, max_bytes: int | None) -> bytes:
     """The first ``max_bytes`` of a corpus (``.xz``, ``.gz``, ``.bz2`` are decompressed),
     cut back to a whole line so that the last word is not cut in two."""
-    opener = _OPENERS.get(os.path.splitext(os.fspath(path))[1], open)
-    with opener(path, "rb") as f:
+    with open_corpus(path) as f:
         data = f.read() if max_bytes is None else f.read(max_bytes)
     if max_bytes is not None and len(data) == max_bytes:
         cut = data.rfind(b"\n")
@@ -95,8 +91,14 @@ def check_plotting() -> None:
         ) from None
 
 
-def plot(table: Mapping[str, Mapping[str, float]], path: str | os.PathLike) -> None:
-    """A grouped bar chart of bytes/token (one group per corpus, one bar per tokenizer)."""
+def plot(
+    table: Mapping[str, Mapping[str, float]],
+    path: str | os.PathLike,
+    panel: Callable[[Any], None] | None = None,
+) -> None:
+    """A grouped bar chart of bytes/token (one group per corpus, one bar per tokenizer);
+    ``panel`` draws a second plot beside it on the axes it is given (``--audit``'s Zipf
+    plot, ``bytepair.zipf.panel``)."""
     check_plotting()
     import matplotlib
 
@@ -106,7 +108,12 @@ def plot(table: Mapping[str, Mapping[str, float]], path: str | os.PathLike) -> N
     corpora = list(table)
     names = list(next(iter(table.values()))) if table else []
     width = 0.8 / max(1, len(names))
-    fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(corpora) * max(1, len(names)) ** 0.5), 4))
+    width_in = max(6, 1.5 * len(corpora) * max(1, len(names)) ** 0.5)
+    if panel is None:
+        fig, ax = plt.subplots(figsize=(width_in, 4))
+    else:
+        fig, (ax, right) = plt.subplots(1, 2, figsize=(width_in + 6, 4.5))
+        panel(right)
     for k, name in enumerate(names):
         xs = [c + (k - (len(names) - 1) / 2) * width for c in range(len(corpora))]
         ax.bar(xs, [table[c][name] for c in corpora], width, label=name)

@@ -371,10 +371,7 @@ def _rebuild(state: tuple):
 
 def _write_json(path: str, obj: Any) -> None:
     import json
-    import tempfile
 
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
+    from bytepair.formats.atomic import write_parts
+
+    write_parts(path, [json.dumps(obj, indent=1).encode("utf-8"), b"\n"])

@@ -61,6 +61,26 @@ class CorpusError(BytepairError, OSError):
     """A training or encoding input that cannot be read (missing, a directory, unreadable)."""
 
 
+class TokenizerNotFoundError(BytepairError, FileNotFoundError):
+    """A tokenizer to load that is neither a file nor a tiktoken encoding name."""
+
+    def __init__(self, path: str, why: str):
+        import errno
+
+        super().__init__(errno.ENOENT, why, path)
+
+    def __str__(self) -> str:  # OSError would print "[Errno 2] ..."
+        return f"{self.filename}: {self.strerror}"
+
+    def __reduce__(self):  # OSError's would call __init__ with (errno, strerror, filename)
+        return type(self), (self.filename, self.strerror)
+
+
+class CorpusWarning(UserWarning):
+    """A corpus that trains, but into a tokenizer unfit for its use: mostly not UTF-8, or
+    full of special-token text that is not a special token."""
+
+
 class TrainingWarning(UserWarning):
     """Training stopped before vocab_size (no pair left with count >= min_frequency)."""
 
@@ -68,3 +88,8 @@ class TrainingWarning(UserWarning):
 class VocabError(BytepairError, ValueError):
     """A vocabulary or merge list that is inconsistent (a merge of unknown tokens, repeated
     bytes, a negative id)."""
+
+
+class ChatTemplateError(BytepairError, ValueError):
+    """A chat template that cannot be used: no template, a Jinja syntax error, a template
+    that raises (``raise_exception``), or messages it cannot render."""

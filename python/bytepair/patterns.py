@@ -36,6 +36,21 @@ O200K = "|".join(
     ]
 )
 
+#: Llama 3's pattern, as Meta's tokenizer.py has it.
+LLAMA3 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+#: Qwen's pattern (Qwen, Qwen2, Qwen2.5, Qwen3): Llama 3's with single digits.
+QWEN2 = LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
+
+#: Qwen3.5's pattern: marks (``\p{M}``) among the letters.
+QWEN3_5 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
+    r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
 #: Pattern names and the regex each stands for.
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2,
@@ -47,7 +62,13 @@ PATTERNS: dict[str, str] = {
     "cl100k_base": CL100K,
     "o200k": O200K,
     "o200k_base": O200K,
+    "llama3": LLAMA3,
+    "qwen2": QWEN2,
+    "qwen3.5": QWEN3_5,
 }
+
+#: The names `name_of` gives back and error messages list.
+NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5")
 
 _LOOKS_LIKE_A_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -65,13 +86,13 @@ def resolve(pattern: str) -> str:
     if pattern in PATTERNS:
         return PATTERNS[pattern]
     if _LOOKS_LIKE_A_NAME.fullmatch(pattern):
-        names = ", ".join(sorted({"gpt2", "cl100k", "o200k"}))
+        names = ", ".join(NAMES)
         raise PatternError(
             f"unknown pattern name {pattern!r}: use one of {names}, or a regex "
             f"(to match the literal text, write (?:{pattern}))"
         )
     if pattern == "":
-        raise PatternError("pattern is empty: use a name (gpt2, cl100k, o200k) or a regex")
+        raise PatternError(f"pattern is empty: use a name ({', '.join(NAMES)}) or a regex")
     try:
         regex.compile(pattern)
     except regex.error as e:
@@ -80,8 +101,8 @@ def resolve(pattern: str) -> str:
 
 
 def name_of(pattern_regex: str) -> str | None:
-    """The canonical name of a built-in regex (``gpt2``, ``cl100k``, ``o200k``), else None."""
-    for name in ("gpt2", "cl100k", "o200k"):
+    """The canonical name of a built-in regex (one of ``NAMES``), else None."""
+    for name in NAMES:
         if PATTERNS[name] == pattern_regex:
             return name
     return None

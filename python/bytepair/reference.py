@@ -40,7 +40,6 @@ import math
 import mmap
 import multiprocessing
 import os
-import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -59,6 +58,7 @@ from bytepair.errors import (
     VocabError,
     VocabSizeError,
 )
+from bytepair.progress import Bar, wanted
 
 Pair = tuple[bytes, bytes]
 Progress = bool | Callable[[int, int], None]
@@ -288,16 +288,13 @@ def _progress_reporter(progress: Progress, total: int) -> Callable[[int], None]:
     """A function to call with each finished chunk's size."""
     if callable(progress):
         draw = progress
-    elif progress and sys.stderr.isatty():  # a progress line in a log file is just noise
+    elif wanted(progress):  # a progress line in a log file is just noise
+        bar = Bar("counting pre-tokens", total=total)
 
         def draw(done: int, total: int) -> None:
-            end = "\n" if done == total else ""
-            print(
-                f"\rcounting pre-tokens: {done / 1e6:.1f} of {total / 1e6:.1f} MB",
-                end=end,
-                file=sys.stderr,
-                flush=True,
-            )
+            bar.update(done, total)
+            if done >= total:
+                bar.close()
     else:
         return lambda size: None
 

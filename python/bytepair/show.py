@@ -21,6 +21,17 @@ from collections.abc import Collection, Sequence
 _TERM_BACKGROUNDS = (153, 223, 194, 218)
 _HTML_BACKGROUNDS = ("#bfdcf5", "#fce1bd", "#c8ecc8", "#f7c6dc")
 
+# Font stacks with CJK fallbacks: a browser whose default monospace font lacks CJK (most
+# Western setups) would show boxes, so the stacks name the CJK fonts of macOS (PingFang,
+# Hiragino), Windows (Microsoft YaHei, Yu Gothic, Malgun Gothic) and Linux (Noto CJK,
+# Source Han) before the generic family.
+_CJK = (
+    '"Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", '
+    '"Hiragino Sans", "Microsoft YaHei", "Yu Gothic", "Malgun Gothic"'
+)
+_MONO = f'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", {_CJK}, monospace'
+_SANS = f'system-ui, "Segoe UI", Roboto, "Helvetica Neue", Arial, {_CJK}, sans-serif'
+
 # Whitespace that would vanish or move the cursor gets a visible stand-in; the newline is
 # kept after its symbol so the layout of the text survives.
 _VISIBLE = {"\n": "\\n\n", "\t": "\\t", "\r": "\\r"}
@@ -45,8 +56,18 @@ def _visible(text: str) -> str:
 
 
 def plain(tokens: Sequence[bytes], sep: str = "|") -> str:
-    """Tokens joined by a separator, for terminals without colour (or NO_COLOR)."""
-    return sep.join(_visible(label(t)) for t in tokens)
+    r"""Tokens joined by a separator, for terminals without colour (or NO_COLOR).
+
+    A separator or a backslash inside a token is escaped (``\|``, ``\\``), so that every
+    unescaped separator is a boundary:
+
+    >>> print(plain([b"a|b", b"|", b"\\"]))
+    a\|b|\||\\
+    """
+    escapes = {"\\": "\\\\", sep: "\\" + sep}
+    return sep.join(
+        "".join(escapes.get(ch) or _VISIBLE.get(ch, ch) for ch in label(t)) for t in tokens
+    )
 
 
 def _style(n: int, is_special: bool) -> str:
@@ -84,16 +105,20 @@ def html_page(
     special: Collection[int] = (),
     title: str = "bytepair tokens",
     summary: str = "",
+    unreachable: Collection[int] = (),
 ) -> str:
     """A self-contained HTML page (no scripts, no external files) showing the tokens.
 
     Each token is a coloured span whose tooltip gives its id and bytes; pieces of a
-    character are shown in hex, special tokens with a dark background.
+    character are shown in hex, special tokens with a dark background, ``unreachable``
+    tokens (whose own text encodes as other tokens, docs/audit.md) with a dashed red frame.
 
     >>> page = html_page([b"hi", b"\\xe4"], [1, 2])
     >>> '<span class="t c0" title="id 1: b&#x27;hi&#x27;">hi</span>' in page
     True
     >>> '<span class="t c1 hex" title="id 2: b&#x27;\\\\xe4&#x27;">&lt;e4&gt;</span>' in page
+    True
+    >>> '<span class="t c0 unreachable"' in html_page([b"a "], [256], unreachable={256})
     True
     """
     spans = []
@@ -104,30 +129,43 @@ def html_page(
             classes.append("special")
         elif not is_text(token):
             classes.append("hex")
-        tip = html.escape(f"id {i}: {token!r}")
+        tip = f"id {i}: {token!r}"
+        if i in unreachable and i not in special:
+            classes.append("unreachable")
+            tip += " (unreachable: its own text encodes as other tokens)"
+        tip = html.escape(tip)
         body = html.escape(text).replace("\n", "\u21b5\n")
         spans.append(f'<span class="{" ".join(classes)}" title="{tip}">{body}</span>')
     colours = "\n".join(f".c{n} {{ background: {c}; }}" for n, c in enumerate(_HTML_BACKGROUNDS))
     id_list = " ".join(str(i) for i in ids)
+    marked = len({i for i in ids if i in unreachable and i not in special})
+    legend = (
+        f'<p><span class="unreachable">framed</span>: {marked} unreachable '
+        f"token{'' if marked == 1 else 's'}, whose own text encodes as other tokens: a model "
+        "sees them rarely, if ever.</p>\n"
+        if marked
+        else ""
+    )
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>{html.escape(title)}</title>
 <style>
-body {{ font-family: sans-serif; margin: 2em; max-width: 60em; }}
-.tokens {{ font-family: monospace; font-size: 1.1em; white-space: pre-wrap; line-height: 1.9; }}
+body {{ font-family: {_SANS}; margin: 2em; max-width: 60em; }}
+.tokens {{ font-family: {_MONO}; font-size: 1.1em; white-space: pre-wrap; line-height: 1.9; }}
 .t {{ border-radius: 3px; padding: 1px 0; }}
 {colours}
 .hex {{ font-style: italic; color: #8a1c1c; }}
 .special {{ background: #333; color: #fff; }}
-.ids {{ font-family: monospace; color: #555; word-break: break-all; }}
+.unreachable {{ outline: 2px dashed #c00; outline-offset: -1px; }}
+.ids {{ font-family: {_MONO}; color: #555; word-break: break-all; }}
 </style>
 </head>
 <body>
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(summary)}</p>
-<div class="tokens">{"".join(spans)}</div>
+{legend}<div class="tokens">{"".join(spans)}</div>
 <h2>Ids</h2>
 <p class="ids">{id_list}</p>
 </body>

@@ -23,11 +23,16 @@ from typing import TYPE_CHECKING, Literal
 from bytepair import _core, patterns
 from bytepair import pipeline as pipeline_mod
 from bytepair.errors import CorpusError, SpecialTokenError, VocabError
+from bytepair.formats import tokenizer_config
+from bytepair.formats.tokenizer_config import TokenizerConfig
+from bytepair.progress import Bar
 
 if TYPE_CHECKING:
     import numpy
 
     from bytepair.pipeline import Pipeline
+    from bytepair.audit import Audit
+    from bytepair.training_report import TrainingReport
 
 Merge = tuple[bytes, bytes]
 SpecialSet = Literal["all"] | Collection[str]
@@ -40,7 +45,8 @@ class Tokenizer:
     (earliest = highest priority); ``merges=None`` means the vocab is a rank table, as in a
     ``.tiktoken`` file, and encoding follows tiktoken's rule (merge the adjacent pair whose
     concatenation has the lowest rank). ``special_tokens`` is a list (each token keeps the id
-    its bytes already have in the vocab, or takes the next free id) or a dict of token to id.
+    its bytes already have in the vocab, or takes the next free id) or a dict of token to id;
+    None means none (CS336's ``get_tokenizer`` passes None).
     ``pattern`` is a name (``gpt2``, ``cl100k``, ``o200k``) or a custom regex.
     ``pipeline`` (a ``bytepair.pipeline.Pipeline``, which a loaded tokenizer.json carries)
     adds HuggingFace's stages around the model: normalizer, pre-tokenizer steps, added tokens
@@ -48,11 +54,14 @@ class Tokenizer:
     splits with (``pipeline.WHOLE_PIECE`` when the pipeline splits in Python).
     """
 
+    #: Time, peak memory and documents of the run that trained it (``bytepair.train``).
+    training_report: TrainingReport | None = None
+
     def __init__(
         self,
         vocab: Mapping[int, bytes],
         merges: Sequence[Merge] | None = None,
-        special_tokens: Sequence[str] | Mapping[str, int] = (),
+        special_tokens: Sequence[str] | Mapping[str, int] | None = None,
         pattern: str = "gpt2",
         pipeline: Pipeline | None = None,
     ):
@@ -69,6 +78,7 @@ class Tokenizer:
         self._encoder = self._build_encoder()
         self._run = None if pipeline is None else pipeline_mod.runner(pipeline, self._encoder)
         self._default_policy = self._special_policy(frozenset(), "all")
+        self._config: TokenizerConfig | None = None  # a loaded tokenizer_config.json
 
     def _special_ids(self) -> set[int]:
         return set(self._special_tokens.values())
@@ -110,7 +120,9 @@ class Tokenizer:
         """The merges, earliest (highest priority) first.
 
         For a rank table (``merges=None``) they are derived once, in Rust: each multi-byte
-        token's merge is the last step of rank-BPE on its bytes using only lower ranks.
+        token's merge is the last step of tiktoken's BPE on its bytes (its parts may rank
+        above it in an extended vocab), in the order of the tokens' ranks; a token no merge
+        reaches has none.
         """
         if self._merges is None:
             self._merges = [tuple(m) for m in self._encoder.merges()]
@@ -125,6 +137,25 @@ class Tokenizer:
     def pattern(self) -> str:
         """The pre-tokenization regex."""
         return self._pattern
+
+    @property
+    def config(self) -> TokenizerConfig:
+        """The bos/eos/pad/unk tokens and chat template that transformers reads from
+        tokenizer_config.json: those of the config beside a loaded tokenizer.json, each
+        missing token being the conventionally named special token (``<pad>``, ``<unk>``,
+        ...). Set it to change them; ``save`` writes it.
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"]).config.pad_token
+        '<pad>'
+        """
+        return tokenizer_config.effective(self._config, self._special_tokens)
+
+    @config.setter
+    def config(self, value: TokenizerConfig) -> None:
+        if not isinstance(value, TokenizerConfig):
+            raise TypeError(f"config must be a TokenizerConfig, got {type(value).__name__}")
+        self._config = value
 
     @property
     def vocab_size(self) -> int:
@@ -292,6 +323,113 @@ class Tokenizer:
             )
         return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
 
+    def encode_batch_to_numpy(
+        self,
+        texts: Sequence[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        threads: int | None = None,
+    ) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """Encodes many texts into one flat ``uint32`` array of ids and ``int64`` offsets:
+        text i is ``ids[offsets[i]:offsets[i + 1]]``. No Python int is made per id.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+        >>> ids, offsets = tok.encode_batch_to_numpy(["hi", "a"])
+        >>> ids.tolist(), offsets.tolist()
+        ([104, 105, 97], [0, 2, 3])
+        """
+        from bytepair import flat_batch
+
+        policy = self._policy(allowed_special, disallowed_special)
+        return flat_batch.encode(self, texts, policy=policy, threads=_threads(threads))
+
+    def encode_batch_padded(
+        self,
+        texts: Sequence[str],
+        *,
+        pad_token: str | int | None = None,
+        max_length: int | None = None,
+        truncation: bool = False,
+        padding: Literal["longest", "max_length"] = "longest",
+        padding_side: Literal["right", "left"] = "right",
+        pad_to_multiple_of: int | None = None,
+        add_special_tokens: bool = False,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        threads: int | None = None,
+    ) -> dict[str, numpy.ndarray]:
+        """Encodes a batch into ``{"input_ids", "attention_mask"}``, int64 arrays padded to
+        the longest text (or to ``max_length`` with ``padding="max_length"``), equal to
+        transformers' ``tokenizer(texts, padding=..., truncation=..., max_length=...,
+        return_tensors="np")``. ``pad_token`` defaults to the tokenizer's (``config``).
+        ``truncation=True`` cuts texts to ``max_length`` (from the end); a longer text
+        without it raises, where transformers would return ragged rows.
+        ``add_special_tokens`` adds what the tokenizer's post-processor adds: a loaded
+        tokenizer.json's template (Llama 3's ``<|begin_of_text|>``), nothing for the
+        tokenizers bytepair trains (a ByteLevel post-processor).
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
+        >>> tok.encode_batch_padded(["hi", "a"], padding_side="left")["input_ids"].tolist()
+        [[104, 105], [256, 97]]
+        """
+        from bytepair import padded_batch
+
+        return padded_batch.encode(
+            self,
+            texts,
+            pad_token=pad_token,
+            max_length=max_length,
+            truncation=truncation,
+            padding=padding,
+            padding_side=padding_side,
+            pad_to_multiple_of=pad_to_multiple_of,
+            policy=self._policy(allowed_special, disallowed_special),
+            threads=_threads(threads),
+            add_special_tokens=add_special_tokens,
+        )
+
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, object]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        return_assistant_mask: bool = False,
+    ) -> list[int] | tuple[list[int], list[int]]:
+        """Renders a conversation with a Jinja2 chat template and encodes it: the ids of
+        transformers' ``apply_chat_template(messages, tokenize=True)``.
+
+        The template is ``chat_template`` (a template, or the name of one of the config's),
+        else the config's, else the built-in ChatML (which needs the special tokens
+        ``<|im_start|>`` and ``<|im_end|>``). With ``return_assistant_mask=True``, returns
+        ``(ids, mask)``: 1 on the tokens of each assistant message's content and its closing
+        end token, the loss mask of supervised fine-tuning. A template's
+        ``{% generation %}`` marks say what that is, as in transformers; without marks, it
+        is what each assistant message adds to the rendered conversation after the
+        generation prompt, up to its last special token. Needs Jinja2.
+
+        >>> import bytepair
+        >>> vocab = {i: bytes([i]) for i in range(256)}
+        >>> tok = bytepair.Tokenizer(vocab, [], ["<|im_start|>", "<|im_end|>"])
+        >>> ids, mask = tok.apply_chat_template(
+        ...     [{"role": "assistant", "content": "Hi"}], return_assistant_mask=True
+        ... )
+        >>> tok.decode([i for i, m in zip(ids, mask) if m])
+        'Hi<|im_end|>'
+        """
+        from bytepair import chat_template as chat
+
+        return chat.apply(
+            self,
+            messages,
+            chat_template=chat_template,
+            add_generation_prompt=add_generation_prompt,
+            return_assistant_mask=return_assistant_mask,
+        )
+
     def encode_iterable(
         self,
         iterable: Iterable[str] | Iterable[bytes],
@@ -364,14 +502,19 @@ class Tokenizer:
         if not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "does not exist"
             raise CorpusError(f"{path} {what}: encode_file needs a text file")
-        report = progress if callable(progress) else _stderr_bar(path, progress)
         if self._run is not None:
             if not self._run.core_exact:
                 return pipeline_mod.encode_file(self, path, out_path, allowed, disallowed)
             allowed = allowed | self._run.always
-        return self._encoder.encode_file(
-            path, out_path, allowed, disallowed, _threads(threads), report
-        )
+        if callable(progress):
+            return self._encoder.encode_file(
+                path, out_path, allowed, disallowed, _threads(threads), progress
+            )
+        show = sys.stderr.isatty() if progress is None else bool(progress)
+        with Bar(os.path.basename(path), unit="B", enabled=show) as bar:
+            return self._encoder.encode_file(
+                path, out_path, allowed, disallowed, _threads(threads), bar
+            )
 
     def encode_with_offsets(
         self,
@@ -446,6 +589,23 @@ class Tokenizer:
         ids = self.encode(text, allowed_special="all")
         return [self._decoder[i].decode("utf-8", errors="replace") for i in ids]
 
+    def audit(
+        self,
+        corpus: str | os.PathLike | Iterable[str | os.PathLike] | None = None,
+        *,
+        threads: int | None = None,
+    ) -> Audit:
+        """The tokens worth looking at: unreachable, undecodable, duplicated, and with a
+        corpus (paths) the unused ones. See ``bytepair.audit`` and docs/audit.md.
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).audit().unreachable
+        {}
+        """
+        from bytepair import audit
+
+        return audit.audit(self, corpus, threads=threads)
+
     # -- files ------------------------------------------------------------------------------
 
     @classmethod
@@ -459,14 +619,28 @@ class Tokenizer:
         """Loads a tokenizer, detecting the format (tokenizer.json, .tiktoken, GPT-2 files).
 
         ``special_tokens`` and ``pattern`` are for formats that do not store them (.tiktoken).
+        A tiktoken encoding name (``"o200k_base"``, ``"gpt2"``) that is no file loads
+        through tiktoken. A missing file raises ``TokenizerNotFoundError``, a
+        ``FileNotFoundError``.
         """
         from bytepair import formats
 
         return formats.load(path, special_tokens=special_tokens, pattern=pattern)
 
-    def save(self, path: str | os.PathLike, format: str = "huggingface") -> None:
+    def save(
+        self,
+        path: str | os.PathLike | tuple[str | os.PathLike, str | os.PathLike],
+        format: str = "huggingface",
+    ) -> None:
         """Saves the tokenizer atomically: ``huggingface`` (default), ``tiktoken`` or ``gpt2``
-        (a directory with vocab.json and merges.txt)."""
+        (a directory with vocab.json and merges.txt; or the pair of names
+        ``(vocab_path, merges_path)``, as CS336 writes them; or ``x-vocab.json``, with
+        ``x-merges.txt`` beside it).
+
+        ``huggingface`` into a folder (``save("dir/")``) writes ``tokenizer.json`` and
+        ``tokenizer_config.json`` (``config``'s tokens and chat template) in it, the files
+        ``transformers.AutoTokenizer.from_pretrained("dir")`` reads; a file named
+        ``tokenizer.json`` gets its config beside it, a file of another name none."""
         from bytepair import formats
 
         formats.save(self, path, format=format)
@@ -476,10 +650,11 @@ class Tokenizer:
         cls,
         vocab_path: str | os.PathLike,
         merges_path: str | os.PathLike,
-        special_tokens: Sequence[str] = (),
+        special_tokens: Sequence[str] | None = None,
         pattern: str = "gpt2",
     ) -> Tokenizer:
-        """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``)."""
+        """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``);
+        ``special_tokens=None`` means none."""
         from bytepair.formats import gpt2
 
         vocab, merges = gpt2.read(vocab_path, merges_path)
@@ -526,10 +701,12 @@ def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
 
 
 def _checked_special_tokens(
-    special_tokens: Sequence[str] | Mapping[str, int],
+    special_tokens: Sequence[str] | Mapping[str, int] | None,
     ranks: dict[bytes, int],
     vocab: dict[int, bytes],
 ) -> dict[str, int]:
+    if special_tokens is None:
+        return {}
     if isinstance(special_tokens, str):
         raise SpecialTokenError(
             f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
@@ -628,19 +805,3 @@ def _threads(threads: int | None) -> int:
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int or None (all cores), got {threads!r}")
     return threads
-
-
-def _stderr_bar(path: str, show: bool | None) -> Callable[[int, int], None] | None:
-    """A one-line progress bar on stderr (shown when stderr is a terminal, or when asked)."""
-    if show is False or (show is None and not sys.stderr.isatty()):
-        return None
-    name = os.path.basename(path)
-
-    def report(done: int, total: int) -> None:
-        frac = done / total if total else 1.0
-        bar = "#" * int(frac * 30)
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\r{name}: [{bar:<30}] {frac:6.1%} of {total / 1e6:.1f} MB{end}")
-        sys.stderr.flush()
-
-    return report

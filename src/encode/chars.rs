@@ -8,9 +8,10 @@
 //! Phase 1 turns each character into the BPE of its bytes alone (one token for most; a rare
 //! character may stay two or three), phase 2 runs BPE from there. For a piece of valid UTF-8
 //! this equals BPE from bytes when
-//! 1. the pair table is *monotone*: a pair's priority is above the priorities of the merges
-//!    that made its two parts (rank tables: a part's rank is below the token's; a merges list
-//!    is checked at construction), and
+//! 1. the pair table is *monotone at characters*: a pair's priority is above the priority of
+//!    the merge that made each of its parts that is one whole multi-byte character (checked
+//!    at construction; extended vocabularies such as Qwen3.5's build tokens of several
+//!    characters from later ones, which this allows), and
 //! 2. no valid token that *straddles* a character boundary while starting or ending inside a
 //!    character occurs in the piece (an Aho-Corasick search over those tokens).
 //!
@@ -20,14 +21,14 @@
 //! A merge across a character boundary with an unaligned part would form, or take as a part,
 //! a valid straddling token that is a substring of the piece; (2) rules that out. So every
 //! merge of BPE from bytes (call it R) is inside one character, where it runs as BPE of that
-//! character alone, or joins two aligned parts, made of characters that each became one
-//! token. Under (1) R runs its merges in non-decreasing priority (a pair that appears after a
-//! merge of priority p and later merges has priority above p, being made of that merge's
-//! result). Then R's merges across characters are, in order, the merges of BPE from phase 1
-//! (P): at such a merge (priority p), each pair P sees is either there in R too (R chose the
-//! lowest, leftmost) or has a part that R forms later, at priority >= p, so by (1) the pair's
-//! priority is above p. Equal priorities mean the same pair, so ties go the same way. When R
-//! ends, P is in R's final state, with no pair left to merge.
+//! character alone, or joins two aligned parts. The aligned parts of R and of BPE from phase
+//! 1 (P) differ only in the characters R has not finished yet. Take R's k-th merge across
+//! characters, of priority p, with the same merges across characters before it in R and P
+//! (induction). A pair P sees there is either there in R too (R chose the lowest, leftmost)
+//! or has a part that is a character `c` R has not finished; `c`'s last merge (priority
+//! made(c)) is still to come in R, so p <= made(c), and by (1) the pair's priority is above
+//! made(c). Equal priorities mean the same pair, so ties go the same way. When R ends, every
+//! character is finished and P is in R's final state, with no pair left to merge.
 
 use super::filter::PairFilter;
 use super::{lowest_pair, merge_at, merge_scan, Encoder, NONE};
@@ -187,7 +188,8 @@ fn window(a: u8, b: u8, c: u8) -> u32 {
 
 impl CharStart {
     /// `splits[i]` is vocab entry `i`'s last merge `(left, right, priority)` when it is a valid
-    /// multi-byte token; `valid[i]` whether it is valid. `None` if the table is not monotone.
+    /// multi-byte token; `valid[i]` whether it is valid. `None` if the table is not monotone at
+    /// characters (see the module docs).
     pub(super) fn new(
         enc: &Encoder,
         vocab: &[(Rank, Vec<u8>)],
@@ -206,9 +208,20 @@ impl CharStart {
                 _ => NONE,
             };
         }
+        // Whether each id is one whole multi-byte character (its `made` is then checked).
+        let mut character = vec![false; enc.vocab_size()];
+        for (id, t) in vocab {
+            if let Ok(s) = std::str::from_utf8(t) {
+                character[*id as usize] = t.len() > 1 && s.chars().nth(1).is_none();
+            }
+        }
+        let below = |part: Rank, p: u32| {
+            let m = made[part as usize];
+            !character[part as usize] || m == LEAF || m < p
+        };
         let monotone = |a: Rank, b: Rank, p: u32| {
             let (ma, mb) = (made[a as usize], made[b as usize]);
-            ma == NONE || mb == NONE || ((ma == LEAF || ma < p) && (mb == LEAF || mb < p))
+            ma == NONE || mb == NONE || (below(a, p) && below(b, p))
         };
         match merges {
             // Rank mode: the table holds exactly the canonical splits.
@@ -770,6 +783,66 @@ mod tests {
         assert!(
             taken > 1000 && with_bytes > 100 && with_multi > 100,
             "taken {taken}, with byte units {with_bytes}, with multi-token characters {with_multi}"
+        );
+    }
+
+    /// Rank tables extended as Qwen3.5's was: tokens of several whole characters appended in
+    /// random order, so some are built from later ones. Start from characters stays on (the
+    /// table is monotone at characters) and gives the ids of BPE from bytes.
+    #[test]
+    fn extended_rank_tables_keep_the_start_from_characters() {
+        let mut rng = Lcg(13);
+        let (mut on, mut later_parts) = (0, 0);
+        for round in 0..20 {
+            let merges = random_merges(&mut rng, 20 + 4 * round);
+            let mut vocab = vocab_of(&merges);
+            let base = Encoder::new(vocab.clone(), None, vec![], r"(?s).+").unwrap();
+            let mut added: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..40 {
+                let ids = base.encode_ordinary(&random_text(&mut rng, 8));
+                for w in ids.windows(3) {
+                    let parts: Vec<&[u8]> =
+                        w.iter().map(|&i| base.token_bytes(i).unwrap()).collect();
+                    if parts.iter().all(|p| std::str::from_utf8(p).is_ok()) {
+                        for t in [parts.concat(), parts[..2].concat(), parts[1..].concat()] {
+                            if !added.contains(&t) && vocab.iter().all(|(_, v)| *v != t) {
+                                added.push(t);
+                            }
+                        }
+                    }
+                }
+            }
+            for i in (1..added.len()).rev() {
+                added.swap(i, rng.below(i + 1));
+            }
+            let first = vocab.len() as Rank;
+            vocab.extend((first..).zip(added));
+            let fast = Encoder::new(vocab.clone(), None, vec![], r"(?s).+").unwrap();
+            let ids: rustc_hash::FxHashMap<&[u8], Rank> =
+                vocab.iter().map(|(i, t)| (t.as_slice(), *i)).collect();
+            for (a, b) in fast.merges_from_ranks() {
+                let t = ids[[a, b].concat().as_slice()];
+                later_parts += (ids[a] > t || ids[b] > t) as usize;
+            }
+            let Some(_) = fast.chars else { continue };
+            on += 1;
+            let slow = Encoder::new(vocab, None, vec![], r"(?s).+")
+                .unwrap()
+                .with_char_start(false);
+            for _ in 0..200 {
+                let chars = 1 + rng.below(40);
+                let text = random_text(&mut rng, chars);
+                assert_eq!(
+                    fast.encode_ordinary(&text),
+                    slow.encode_ordinary(&text),
+                    "{:?}",
+                    String::from_utf8_lossy(&text)
+                );
+            }
+        }
+        assert!(
+            on >= 15 && later_parts > 100,
+            "on {on} of 20, later parts {later_parts}"
         );
     }
 

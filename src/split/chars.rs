@@ -171,32 +171,44 @@ pub(super) fn run(text: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize
     i
 }
 
-/// The end of the run of letters (`\p{L}`) from `i`: ASCII ones eight at a time, then any
-/// others one character at a time.
+/// The end of the run of letters from `i`, their class given as class bits ([`LETTER`] for
+/// `\p{L}`, or [`LETTER_OR_MARK`]): ASCII ones eight at a time, then any others one
+/// character at a time.
 #[inline(always)]
-pub(super) fn letters(text: &[u8], i: usize) -> usize {
+pub(super) fn letters_in<const L: u8>(text: &[u8], i: usize) -> usize {
     let end = ascii_run(text, i, b'a', b'z', true);
     if text.get(end).is_some_and(u8::is_ascii) {
         end
     } else {
-        run(text, end, |c| c & LETTER != 0)
+        run(text, end, |c| c & L != 0)
     }
 }
 
-/// [`letters`] after a first letter of `first_len` bytes: after a 3-byte one, likely CJK,
+/// `[\p{L}\p{M}]` (Qwen3.5's letters) as class bits: marks are in o200k's [`UPPER`] and
+/// [`LOWER`] classes, and every other character of those is a letter.
+pub(super) const LETTER_OR_MARK: u8 = LETTER | UPPER | LOWER;
+
+/// [`letters_in`] of `\p{L}` after a first letter of `first_len` bytes: after a 3-byte one, likely CJK,
 /// the ideographs are skipped by [`han_run`] (gpt2 and cl100k on zh-prose: 23.9 and 22.0 ->
 /// 19.5 and 17.3 instructions per byte; gpt2 on en-prose 14.2 -> 14.7, from code layout
 /// alone, as English never gets here; after any non-ASCII letter, multilingual lost 9%).
 #[inline(always)]
 pub(super) fn letters_after(text: &[u8], i: usize, first_len: usize) -> usize {
+    letters_after_in::<LETTER>(text, i, first_len)
+}
+
+/// [`letters_after`] of a letter class given as class bits (Han ideographs are `Lo`: in
+/// both).
+#[inline(always)]
+pub(super) fn letters_after_in<const L: u8>(text: &[u8], i: usize, first_len: usize) -> usize {
     if first_len != 3 {
-        return letters(text, i);
+        return letters_in::<L>(text, i);
     }
     let mut end = i;
     loop {
         end = han_run(text, end);
         match char_after(text, end) {
-            Some((class, len)) if class & LETTER != 0 => end += len,
+            Some((class, len)) if class & L != 0 => end += len,
             _ => return end,
         }
     }

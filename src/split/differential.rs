@@ -18,14 +18,11 @@ use std::sync::LazyLock;
 
 /// For each built-in pattern: its name, the hand-written splitter and the fancy-regex one.
 static SPLITTERS: LazyLock<Vec<(&str, Splitter, Splitter)>> = LazyLock::new(|| {
-    ["gpt2", "cl100k", "o200k"]
+    ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5"]
         .into_iter()
         .map(|name| {
             let fast = Splitter::new(name).unwrap();
-            assert!(
-                !matches!(fast.engine, super::Engine::Regex(_)),
-                "{name} runs fancy-regex"
-            );
+            assert!(fast.is_builtin(), "{name} runs fancy-regex");
             (name, fast, Splitter::with_regex(name).unwrap())
         })
         .collect()
@@ -213,6 +210,10 @@ const FRAGMENTS: &[&str] = &[
     "e\u{301}",
     "A\u{301}b",
     "\u{301}A",
+    " \u{301}",
+    ".\u{301}x",
+    "\u{93f}\u{301}1",
+    "\n \n",
     "ǅa",
     "Aʰ",
     "ʰA",

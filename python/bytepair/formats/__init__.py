@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
-from bytepair.errors import CorpusError, FormatError
+from bytepair.errors import FormatError, TokenizerNotFoundError
 
 #: The names ``save`` and ``convert`` accept.
 FORMATS = ("huggingface", "tiktoken", "gpt2")
@@ -42,7 +42,13 @@ def detect(path: str | os.PathLike) -> str:
             "merges.txt inside it"
         )
     if not os.path.exists(path):
-        raise CorpusError(f"{name}: no such file or directory")
+        from bytepair.formats.tiktoken import NAMES
+
+        raise TokenizerNotFoundError(
+            name,
+            "no such tokenizer file or directory, nor a tiktoken encoding name "
+            f"({', '.join(NAMES)})",
+        )
     with open(path, "rb") as f:
         head = f.read(1 << 16)
     stripped = head.lstrip()
@@ -77,7 +83,19 @@ def load(
 
     ``special_tokens`` and ``pattern`` are for the formats that do not store them
     (``.tiktoken``, GPT-2 files); a tokenizer.json carries its own and refuses them.
+    A tiktoken encoding name (``"o200k_base"``) that is no file loads through tiktoken.
     """
+    from bytepair.formats import tiktoken
+
+    if isinstance(path, str) and path in tiktoken.NAMES and not os.path.exists(path):
+        if special_tokens is not None or pattern is not None:
+            raise FormatError(
+                f"{path}: a tiktoken encoding has its own special tokens and pattern; do "
+                "not pass special_tokens= or pattern="
+            )
+        return tiktoken.from_name(path)
+    if os.path.isfile(os.path.join(path, "tokenizer.json")):
+        path = os.path.join(path, "tokenizer.json")  # a folder that save("dir/") wrote
     fmt = detect(path)
     if fmt in ("huggingface", "tekken"):
         if special_tokens is not None or pattern is not None:
@@ -85,7 +103,7 @@ def load(
                 f"{os.fspath(path)}: a {fmt} file stores its own special tokens and "
                 "pattern; do not pass special_tokens= or pattern="
             )
-        from bytepair.formats import huggingface, tekken
+        from bytepair.formats import huggingface, tekken, tokenizer_config
         from bytepair.formats.jsonfile import read_json
 
         doc = read_json(path, "a tokenizer.json or a Tekken file")
@@ -94,10 +112,12 @@ def load(
 
             vocab, specials, tekken_pattern = tekken.read_data(doc, os.fspath(path))
             return _tokenizer(Tokenizer, path, vocab, specials, tekken_pattern)
-        return huggingface.from_json(doc, os.fspath(path))
+        tok = huggingface.from_json(doc, os.fspath(path))
+        config = tokenizer_config.beside(path)
+        if config is not None:
+            tok.config = config
+        return tok
     if fmt == "tiktoken":
-        from bytepair.formats import tiktoken
-
         return tiktoken.read(path, special_tokens=special_tokens, pattern=pattern)
     from bytepair.formats import gpt2
 
@@ -106,17 +126,22 @@ def load(
 
 
 def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
-    """Saves ``tok`` atomically in ``format`` (one of ``FORMATS``); gpt2 writes a directory.
+    """Saves ``tok`` atomically in ``format`` (one of ``SAVE_FORMATS``); gpt2 writes a
+    directory, or the two files a pair ``(vocab_path, merges_path)`` names (a pair means gpt2).
 
     A tokenizer.json pipeline that is more than a pattern and special tokens (a normalizer,
     several pre-tokenizer steps, flagged or non-special added tokens) is written as
     huggingface only: the other formats would drop part of it, and encode differently."""
+    if isinstance(path, (tuple, list)) and format in ("huggingface", "gpt2"):
+        format = "gpt2"
     if format != "huggingface":
         _check_portable(tok, format, path)
     if format == "huggingface":
-        from bytepair.formats import huggingface
+        from bytepair.formats import huggingface, tokenizer_config
 
-        huggingface.write(tok, path)
+        target = tokenizer_config.tokenizer_json_path(path)
+        huggingface.write(tok, target)
+        tokenizer_config.write_beside(tokenizer_config.to_save(tok), target)
     elif format == "tiktoken":
         from bytepair.formats import tiktoken
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 
-def _write_temp(path: str, data: bytes) -> str:
+def _write_temp(path: str, parts: Iterable[bytes]) -> str:
     directory, base = os.path.split(os.path.abspath(path))
     tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
     # os.open with 0o666 lets the umask decide the mode, as a plain open() would; mkstemp's
@@ -25,13 +25,27 @@ def _write_temp(path: str, data: bytes) -> str:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for part in parts:
+                f.write(part)
             f.flush()
             os.fsync(f.fileno())
     except BaseException:
         os.unlink(tmp)
         raise
     return tmp
+
+
+def write_parts(path: str | os.PathLike, parts: Iterable[bytes]) -> None:
+    """Writes ``parts`` to ``path`` as they come, atomically: a failure midway (in the
+    writing, or in the code producing the parts) leaves the old file, or none.
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "b.txt"
+    >>> write_parts(path, iter([b"he", b"llo"]))
+    >>> path.read_bytes()
+    b'hello'
+    """
+    os.replace(_write_temp(os.fspath(path), parts), path)
 
 
 def write_files(files: Mapping[str | os.PathLike, bytes]) -> None:
@@ -44,7 +58,7 @@ def write_files(files: Mapping[str | os.PathLike, bytes]) -> None:
     temps: list[tuple[str, str]] = []
     try:
         for path, data in files.items():
-            temps.append((_write_temp(os.fspath(path), data), os.fspath(path)))
+            temps.append((_write_temp(os.fspath(path), [data]), os.fspath(path)))
     except BaseException:
         for tmp, _ in temps:
             os.unlink(tmp)

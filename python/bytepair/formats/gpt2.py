@@ -140,22 +140,52 @@ def render(vocab: Mapping[int, bytes], merges: Sequence[Merge]) -> tuple[bytes, 
     return (vocab_json + "\n").encode("utf-8"), ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def write(tok, directory: str | os.PathLike) -> None:
-    """Writes ``directory/vocab.json`` and ``directory/merges.txt`` (created if missing).
+def write(tok, path) -> None:
+    """Writes vocab.json and merges.txt: into a directory (created if missing), or to the
+    names given as a pair ``(vocab_path, merges_path)``, or beside a vocab file's name
+    (``out/tok-vocab.json`` writes ``out/tok-merges.txt``: the last ``vocab`` in the name
+    becomes ``merges``, ``.json`` becomes ``.txt``).
 
     Special tokens are written into vocab.json with their ids, as GPT-2 does with
     ``<|endoftext|>``; a reader tells them apart because no merge produces them.
+
+    >>> paths("out/cs336_vocab.json")
+    ('out/cs336_vocab.json', 'out/cs336_merges.txt')
     """
+    vocab_path, merges_path = paths(path)
     if getattr(tok, "_rank_mode", False):
         _check_rank_table(tok)
-    os.makedirs(directory, exist_ok=True)
+    for target in (vocab_path, merges_path):
+        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
     vocab_json, merges_txt = render(tok.vocab, tok.merges)
-    write_files(
-        {
-            os.path.join(directory, "vocab.json"): vocab_json,
-            os.path.join(directory, "merges.txt"): merges_txt,
-        }
-    )
+    write_files({vocab_path: vocab_json, merges_path: merges_txt})
+
+
+def paths(path) -> tuple[str, str]:
+    """Where ``write`` puts vocab.json and merges.txt for ``path`` (see ``write``)."""
+    if isinstance(path, (tuple, list)):
+        if len(path) != 2 or not all(isinstance(p, (str, os.PathLike)) for p in path):
+            raise FormatError(
+                f"GPT-2 files: expected a directory or a pair (vocab_path, merges_path), "
+                f"got {path!r}"
+            )
+        vocab_path, merges_path = (os.fspath(p) for p in path)
+        if os.path.abspath(vocab_path) == os.path.abspath(merges_path):
+            raise FormatError(f"{vocab_path}: vocab.json and merges.txt need two names")
+        return vocab_path, merges_path
+    name = os.fspath(path)
+    base = os.path.basename(name)
+    if base.endswith(".json") and not os.path.isdir(name):
+        stem = base[: -len(".json")]
+        if "vocab" not in stem:
+            raise FormatError(
+                f"{name}: a vocab file's name must hold 'vocab' (tok-vocab.json) to name its "
+                "merges file beside it; or pass the pair (vocab_path, merges_path)"
+            )
+        cut = stem.rindex("vocab")
+        merges = stem[:cut] + "merges" + stem[cut + len("vocab") :] + ".txt"
+        return name, os.path.join(os.path.dirname(name), merges)
+    return os.path.join(name, "vocab.json"), os.path.join(name, "merges.txt")
 
 
 def _check_rank_table(tok) -> None:

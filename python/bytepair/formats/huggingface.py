@@ -594,10 +594,10 @@ def _check_model(model: Mapping, mwhere: str) -> bool:
     """Refuses what the byte-level BPE model does not do; returns ignore_merges."""
     kind = model.get("type", "BPE" if "merges" in model else None)
     if kind != "BPE":
-        raise _refuse(
-            f"{mwhere}.type",
-            f"model type {kind!r}",
-            "only BPE is byte-level BPE (WordPiece, Unigram and WordLevel are not)",
+        raise FormatError(
+            f"{mwhere}.type is {kind!r}, not 'BPE': bytepair reads byte-level BPE "
+            "tokenizers only (GPT-2, Llama 3, Qwen, ...); load a WordPiece, Unigram or "
+            "WordLevel model with HuggingFace tokenizers or transformers"
         )
     if model.get("dropout") not in (None, 0, 0.0):
         raise _refuse(

@@ -217,6 +217,22 @@ def write(tok, path: str | os.PathLike) -> None:
     write_files({path: render(ranks_of(tok))})
 
 
+#: The encoding names ``Tokenizer.load`` (and the CLI's ``-t``) resolve through
+#: ``tiktoken.get_encoding`` when no file of that name exists.
+NAMES = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
+
+
+def from_name(name: str):
+    """The Tokenizer of a tiktoken encoding name (``o200k_base``): tiktoken's ranks,
+    special tokens and pattern, downloaded by tiktoken (or read from its cache)."""
+    tiktoken = _import_tiktoken()
+    try:
+        encoding = tiktoken.get_encoding(name)
+    except Exception as e:  # tiktoken raises bare ValueError/requests errors offline
+        raise FormatError(f"{name}: tiktoken could not load this encoding ({e})") from None
+    return from_encoding(encoding)
+
+
 def _import_tiktoken():
     try:
         import tiktoken

@@ -1,0 +1,196 @@
+"""HuggingFace's ``tokenizer_config.json``: the bos, eos, pad and unk tokens and the chat
+template that transformers reads beside a ``tokenizer.json``.
+
+A tokenizer loaded from a ``tokenizer.json`` takes the config beside it; otherwise each
+token is the special token with the conventional name (``<pad>``, ``<unk>``, ...), when the
+tokenizer has one:
+
+>>> inferred({"<|endoftext|>": 256, "<pad>": 257})
+TokenizerConfig(bos_token=None, eos_token='<|endoftext|>', pad_token='<pad>', unk_token=None, chat_template=None)
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+
+from bytepair.errors import FormatError
+from bytepair.formats.atomic import write_files
+from bytepair.formats.jsonfile import read_json
+
+CONFIG_NAME = "tokenizer_config.json"
+TOKENIZER_NAME = "tokenizer.json"
+#: transformers (v4.43 on) saves a single template in this file beside the config.
+JINJA_NAME = "chat_template.jinja"
+
+TOKEN_KEYS = ("bos_token", "eos_token", "pad_token", "unk_token")
+
+# The names by which the tutorials' tokenizers and common model files spell each token.
+_CONVENTIONAL = {
+    "bos_token": ("<s>", "<bos>", "<|begin_of_text|>", "<|startoftext|>"),
+    "eos_token": ("<|endoftext|>", "</s>", "<eos>", "<|end_of_text|>"),
+    "pad_token": ("<pad>", "<|pad|>", "[PAD]", "<|padding|>"),
+    "unk_token": ("<unk>", "<|unk|>", "[UNK]"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenizerConfig:
+    """The tokens transformers names and the chat template: a template string, or a dict
+    of name to template (a config's list of named templates)."""
+
+    bos_token: str | None = None
+    eos_token: str | None = None
+    pad_token: str | None = None
+    unk_token: str | None = None
+    chat_template: str | Mapping[str, str] | None = None
+
+    def tokens(self) -> dict[str, str]:
+        """The tokens that are set, by key, as a chat template sees them.
+
+        >>> TokenizerConfig(eos_token="</s>").tokens()
+        {'eos_token': '</s>'}
+        """
+        return {k: getattr(self, k) for k in TOKEN_KEYS if getattr(self, k) is not None}
+
+
+def inferred(special_tokens: Mapping[str, int]) -> TokenizerConfig:
+    """The config a tokenizer without a tokenizer_config.json has: each token is the first
+    conventionally named special token it has, and no chat template."""
+    found = {}
+    for key, names in _CONVENTIONAL.items():
+        found[key] = next((n for n in names if n in special_tokens), None)
+    return TokenizerConfig(**found)
+
+
+def effective(given: TokenizerConfig | None, special_tokens: Mapping[str, int]) -> TokenizerConfig:
+    """``given`` (a loaded config), each missing token filled in as ``inferred`` finds it."""
+    guess = inferred(special_tokens)
+    if given is None:
+        return guess
+    filled = {k: getattr(given, k) or getattr(guess, k) for k in TOKEN_KEYS}
+    return dataclasses.replace(given, **filled)
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def _token(value: object, where: str) -> str | None:
+    """A token as a config stores it: a string, or an AddedToken object with "content"."""
+    if value is None or isinstance(value, str):
+        return value or None
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return value["content"] or None
+    raise FormatError(
+        f'{where}: {value!r} is not a token; expected a string or an object with a "content" string'
+    )
+
+
+def _template(value: object, where: str) -> str | dict[str, str] | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        named = {}
+        for n, item in enumerate(value):
+            if not (
+                isinstance(item, dict)
+                and isinstance(item.get("name"), str)
+                and isinstance(item.get("template"), str)
+            ):
+                raise FormatError(
+                    f"{where}[{n}]: {item!r}; expected an object with a string "
+                    '"name" and a string "template"'
+                )
+            named[item["name"]] = item["template"]
+        return named
+    raise FormatError(
+        f"{where}: {type(value).__name__}; expected a Jinja template string or a list of "
+        '{"name": ..., "template": ...} objects'
+    )
+
+
+def read(path: str | os.PathLike) -> TokenizerConfig:
+    """A tokenizer_config.json's tokens and chat template (other keys are not used)."""
+    name = os.fspath(path)
+    doc = read_json(path, "a tokenizer_config.json object")
+    if not isinstance(doc, dict):
+        raise FormatError(f"{name}: expected a JSON object, got {type(doc).__name__}")
+    tokens = {k: _token(doc.get(k), f"{name}: {k}") for k in TOKEN_KEYS}
+    return TokenizerConfig(
+        **tokens, chat_template=_template(doc.get("chat_template"), f"{name}: chat_template")
+    )
+
+
+def beside(tokenizer_json: str | os.PathLike) -> TokenizerConfig | None:
+    """The config in the folder of a file named tokenizer.json, or None when there is none
+    (or the file has another name: see ``write_beside``). A ``chat_template.jinja`` there
+    gives the template when the config has none."""
+    if os.path.basename(os.fspath(tokenizer_json)) != TOKENIZER_NAME:
+        return None
+    folder = os.path.dirname(os.path.abspath(tokenizer_json))
+    config_path = os.path.join(folder, CONFIG_NAME)
+    jinja_path = os.path.join(folder, JINJA_NAME)
+    if not os.path.isfile(config_path) and not os.path.isfile(jinja_path):
+        return None
+    config = read(config_path) if os.path.isfile(config_path) else TokenizerConfig()
+    if config.chat_template is None and os.path.isfile(jinja_path):
+        with open(jinja_path, encoding="utf-8") as f:
+            config = dataclasses.replace(config, chat_template=f.read())
+    return config
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def to_json(config: TokenizerConfig) -> dict:
+    """The tokenizer_config.json document that transformers' AutoTokenizer loads.
+
+    ``PreTrainedTokenizerFast`` runs the tokenizer.json as written; spaces before
+    punctuation are kept on decode (``clean_up_tokenization_spaces``), as bytepair does.
+
+    >>> to_json(TokenizerConfig(pad_token="<pad>"))["pad_token"]
+    '<pad>'
+    """
+    doc: dict = {"tokenizer_class": "PreTrainedTokenizerFast"}
+    doc["clean_up_tokenization_spaces"] = False
+    doc.update(config.tokens())
+    template = config.chat_template
+    if isinstance(template, Mapping):
+        doc["chat_template"] = [{"name": k, "template": v} for k, v in template.items()]
+    elif template is not None:
+        doc["chat_template"] = template
+    return doc
+
+
+def tokenizer_json_path(path: str | os.PathLike) -> str:
+    """Where ``save`` writes the tokenizer.json: inside ``path`` when it is a folder or ends
+    with a slash (created if missing), else ``path`` itself."""
+    name = os.fspath(path)
+    if name.endswith(("/", os.sep)) or os.path.isdir(name):
+        os.makedirs(name, exist_ok=True)
+        return os.path.join(name, TOKENIZER_NAME)
+    return name
+
+
+def write_beside(config: TokenizerConfig, tokenizer_json: str) -> str | None:
+    """Writes tokenizer_config.json beside a file named tokenizer.json (transformers' layout)
+    and returns its path; a tokenizer.json saved under another name gets none, so that
+    two tokenizers saved in one folder never share (and overwrite) one config."""
+    if os.path.basename(tokenizer_json) != TOKENIZER_NAME:
+        return None
+    config_path = os.path.join(os.path.dirname(os.path.abspath(tokenizer_json)), CONFIG_NAME)
+    text = json.dumps(to_json(config), ensure_ascii=False, indent=2) + "\n"
+    write_files({config_path: text.encode("utf-8")})
+    return config_path
+
+
+def to_save(tok) -> TokenizerConfig:
+    """The config ``save`` writes for ``tok``: its own, with the chat template it renders
+    with (the built-in ChatML when it has ChatML's special tokens and no template)."""
+    from bytepair import chat_template
+
+    config = tok.config
+    template = chat_template.template_of(config.chat_template, tok.special_tokens)
+    return dataclasses.replace(config, chat_template=template)

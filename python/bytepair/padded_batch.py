@@ -1,0 +1,127 @@
+"""A batch of texts as padded rectangles, the ``input_ids`` and ``attention_mask`` NumPy
+arrays that transformers' ``tokenizer(texts, padding=..., return_tensors="np")`` returns.
+
+>>> import bytepair
+>>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
+>>> batch = encode(tok, ["hi", "a"], pad_token="<pad>")
+>>> batch["input_ids"].tolist(), batch["attention_mask"].tolist()
+([[104, 105], [97, 256]], [[1, 1], [1, 0]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bytepair import flat_batch
+from bytepair.errors import SpecialTokenError
+
+PADDINGS = ("longest", "max_length")
+SIDES = ("right", "left")
+
+
+def pad_id(tok, pad_token: str | int | None) -> int:
+    """The id to pad with: ``pad_token`` (a token's text or an id), else the tokenizer's
+    pad token (its tokenizer_config.json's, else its ``<pad>`` special token)."""
+    if pad_token is None:
+        pad_token = tok.config.pad_token
+        if pad_token is None:
+            raise SpecialTokenError(
+                "this tokenizer has no pad token (no <pad> special token, and no "
+                "tokenizer_config.json naming one): pass pad_token= (a token or an id), or "
+                "train with special_tokens=[..., '<pad>']"
+            )
+    if isinstance(pad_token, bool) or not isinstance(pad_token, (str, int)):
+        raise TypeError(f"pad_token must be a token (str) or an id (int), got {pad_token!r}")
+    if isinstance(pad_token, int):
+        if pad_token not in tok.vocab:
+            raise SpecialTokenError(f"pad_token id {pad_token} is not in the vocab")
+        return pad_token
+    if pad_token in tok.special_tokens:
+        return tok.special_tokens[pad_token]
+    i = tok._ranks.get(pad_token.encode("utf-8"))  # an ordinary token may pad too
+    if i is None:
+        raise SpecialTokenError(
+            f"pad token {pad_token!r} is not a token of this tokenizer (special tokens: "
+            f"{sorted(tok.special_tokens)!r})"
+        )
+    return i
+
+
+def target_length(
+    lengths, padding: str, max_length: int | None, pad_to_multiple_of: int | None
+) -> int:
+    """The common length: the longest text's (``longest``) or ``max_length``, rounded up to
+    a multiple of ``pad_to_multiple_of`` (transformers' rule for both)."""
+    length = max_length if padding == "max_length" else int(lengths.max(initial=0))
+    if pad_to_multiple_of and length % pad_to_multiple_of:
+        length += pad_to_multiple_of - length % pad_to_multiple_of
+    return length
+
+
+def _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of):
+    if padding not in PADDINGS:
+        raise ValueError(f"padding must be one of {PADDINGS}, got {padding!r}")
+    if padding_side not in SIDES:
+        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+    for name, value in (("max_length", max_length), ("pad_to_multiple_of", pad_to_multiple_of)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{name} must be an int or None, got {value!r}")
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    if max_length is None and (truncation or padding == "max_length"):
+        what = "truncation=True" if truncation else "padding='max_length'"
+        raise ValueError(f"{what} needs max_length=")
+    if truncation and pad_to_multiple_of and max_length % pad_to_multiple_of:
+        # A truncated text would be padded past max_length (transformers refuses it too).
+        raise ValueError(
+            f"max_length={max_length} is not a multiple of pad_to_multiple_of="
+            f"{pad_to_multiple_of}, so truncated texts could not be padded to it"
+        )
+
+
+def encode(
+    tok,
+    texts: Sequence[str],
+    *,
+    pad_token: str | int | None = None,
+    max_length: int | None = None,
+    truncation: bool = False,
+    padding: str = "longest",
+    padding_side: str = "right",
+    pad_to_multiple_of: int | None = None,
+    policy=None,
+    threads: int = 0,
+    add_special_tokens: bool = False,
+) -> dict:
+    """``Tokenizer.encode_batch_padded``: {"input_ids", "attention_mask"}, int64 arrays of
+    shape (len(texts), length), as transformers returns them."""
+    import numpy
+
+    _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of)
+    pad = pad_id(tok, pad_token)
+    ids, offsets = flat_batch.encode(
+        tok, texts, policy=policy, threads=threads, add_special_tokens=add_special_tokens
+    )
+    lengths = numpy.diff(offsets)
+    if truncation:
+        lengths = numpy.minimum(lengths, max_length)
+    elif max_length is not None and len(lengths) and lengths.max() > max_length:
+        n = int(numpy.argmax(lengths > max_length))
+        raise ValueError(
+            f"text {n} has {int(lengths[n])} tokens, more than max_length={max_length}: pass "
+            "truncation=True to cut such texts (transformers keeps them whole, and its "
+            "arrays are then ragged)"
+        )
+    width = target_length(lengths, padding, max_length, pad_to_multiple_of)
+    rows = len(lengths)
+    input_ids = numpy.full((rows, width), pad, dtype=numpy.int64)
+    attention = numpy.zeros((rows, width), dtype=numpy.int64)
+    # Every kept id's row and column at once: no Python loop over texts or ids.
+    row = numpy.repeat(numpy.arange(rows), lengths)
+    kept_starts = numpy.concatenate(([0], numpy.cumsum(lengths)[:-1])) if rows else lengths
+    within = numpy.arange(int(lengths.sum())) - numpy.repeat(kept_starts, lengths)
+    source = numpy.repeat(offsets[:-1], lengths) + within
+    column = within if padding_side == "right" else within + numpy.repeat(width - lengths, lengths)
+    input_ids[row, column] = ids[source]
+    attention[row, column] = 1
+    return {"input_ids": input_ids, "attention_mask": attention}

