@@ -4,6 +4,7 @@ multilingual ones; decode, the template and the round trip agree too."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import unicodedata
 
@@ -266,3 +267,21 @@ def test_formats_without_a_pipeline_refuse_one(loaded, tmp_path, name):
     for fmt in ("tiktoken", "gpt2", "tekken"):
         with pytest.raises(bytepair.FormatError, match="save it as huggingface"):
             tok.save(tmp_path / f"out.{fmt}", format=fmt)
+
+
+@pytest.mark.parametrize("name", ["llama3", "deepseek"])
+def test_numpy_and_padded_batches_follow_the_pipeline(loaded, name):
+    tok, hf = loaded(name)
+    texts = [doc for _, doc in _docs()[::50]] + ["hi", "12345 中文"]
+    expected = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    ids, offsets = tok.encode_batch_to_numpy(texts, allowed_special="all")
+    assert [ids[a:b].tolist() for a, b in itertools.pairwise(offsets)] == expected
+    padded = tok.encode_batch_padded(
+        texts, pad_token=0, add_special_tokens=True, allowed_special="all"
+    )
+    with_template = [e.ids for e in hf.encode_batch(texts)]
+    rows = [
+        row[mask == 1].tolist()
+        for row, mask in zip(padded["input_ids"], padded["attention_mask"], strict=True)
+    ]
+    assert rows == with_template

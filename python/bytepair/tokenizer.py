@@ -30,8 +30,8 @@ from bytepair.progress import Bar
 if TYPE_CHECKING:
     import numpy
 
-    from bytepair.pipeline import Pipeline
     from bytepair.audit import Audit
+    from bytepair.pipeline import Pipeline
     from bytepair.training_report import TrainingReport
 
 Merge = tuple[bytes, bytes]
