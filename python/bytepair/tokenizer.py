@@ -47,7 +47,8 @@ class Tokenizer:
     concatenation has the lowest rank). ``special_tokens`` is a list (each token keeps the id
     its bytes already have in the vocab, or takes the next free id) or a dict of token to id;
     None means none (CS336's ``get_tokenizer`` passes None).
-    ``pattern`` is a name (``gpt2``, ``cl100k``, ``o200k``) or a custom regex.
+    ``pattern`` is a name (``gpt2``, ``cl100k``, ``o200k``, ``llama3``, ``qwen2``, ``qwen3.5``:
+    ``bytepair.patterns.NAMES``) or a custom regex.
     ``pipeline`` (a ``bytepair.pipeline.Pipeline``, which a loaded tokenizer.json carries)
     adds HuggingFace's stages around the model: normalizer, pre-tokenizer steps, added tokens
     and their flags, the post-processor's template; ``pattern`` is then the one regex the core
