@@ -191,49 +191,221 @@ def _set(path, value):
     return edit
 
 
+def _pre(*steps):
+    return _set(["pre_tokenizer"], {"type": "Sequence", "pretokenizers": list(steps)})
+
+
+_BL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+_SPLIT = {"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Isolated", "invert": False}
+
+
+def _template(single, specials):
+    return _set(
+        ["post_processor"],
+        {"type": "TemplateProcessing", "single": single, "special_tokens": specials},
+    )
+
+
+_BOS = {"SpecialToken": {"id": "<s>", "type_id": 0}}
+_A = {"Sequence": {"id": "A", "type_id": 0}}
+
+
+# (case, edit, message): each message names the JSON path of what is wrong.
+def _added_entry(content, i):
+    flags = dict.fromkeys(("single_word", "lstrip", "rstrip", "normalized", "special"), False)
+    return {"id": i, "content": content, **flags}
+
+
 MALFORMED = [
     ("model WordPiece", _set(["model", "type"], "WordPiece"), "model.type is 'WordPiece'"),
     ("model Unigram", _set(["model", "type"], "Unigram"), "model.type is 'Unigram'"),
     ("model WordLevel", _set(["model", "type"], "WordLevel"), "model.type is 'WordLevel'"),
     ("no model", lambda d: {k: v for k, v in d.items() if k != "model"}, "missing key 'model'"),
     ("model not object", _set(["model"], []), "key 'model' is \\[\\]"),
-    ("normalizer", _set(["normalizer"], {"type": "NFC"}), "normalizer 'NFC'"),
-    ("whitespace", _set(["pre_tokenizer"], {"type": "Whitespace"}), "pre-tokenizer 'Whitespace'"),
     (
-        "metaspace",
-        _set(["pre_tokenizer"], {"type": "Metaspace", "replacement": "▁"}),
-        "pre-tokenizer 'Metaspace'",
+        "unknown normalizer",
+        _set(["normalizer"], {"type": "BertNormalizer"}),
+        "normalizer.type: normalizer 'BertNormalizer' is not supported",
+    ),
+    (
+        "unknown normalizer in a sequence",
+        _set(
+            ["normalizer"],
+            {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Precompiled"}]},
+        ),
+        r"normalizer.normalizers\[1\].type: normalizer 'Precompiled'",
+    ),
+    ("normalizer not object", _set(["normalizer"], "NFC"), "normalizer: expected a normalizer"),
+    ("normalizer no type", _set(["normalizer"], {}), "normalizer: missing key 'type'"),
+    (
+        "normalizers not a list",
+        _set(["normalizer"], {"type": "Sequence", "normalizers": {}}),
+        "normalizer: key 'normalizers' is \\{\\}; expected a JSON array",
+    ),
+    (
+        "replace without content",
+        _set(["normalizer"], {"type": "Replace", "pattern": {"String": "a"}}),
+        "normalizer: missing key 'content'",
+    ),
+    (
+        "replace bad regex",
+        _set(["normalizer"], {"type": "Replace", "pattern": {"Regex": "("}, "content": ""}),
+        "normalizer.pattern: invalid pattern regex",
+    ),
+    (
+        "replace empty-matching regex",
+        _set(["normalizer"], {"type": "Replace", "pattern": {"Regex": "x*"}, "content": "-"}),
+        "normalizer.pattern: a Replace regex that matches the empty string",
+    ),
+    (
+        "replace pattern kind",
+        _set(["normalizer"], {"type": "Replace", "pattern": {"Glob": "*"}, "content": ""}),
+        'normalizer.pattern: .*expected \\{"Regex"',
+    ),
+    (
+        "strip flag type",
+        _set(["normalizer"], {"type": "Strip", "strip_left": "yes", "strip_right": True}),
+        "normalizer.strip_left is 'yes'; expected a JSON boolean",
+    ),
+    ("prepend missing", _set(["normalizer"], {"type": "Prepend"}), "missing key 'prepend'"),
+    (
+        "prepend type",
+        _set(["normalizer"], {"type": "Prepend", "prepend": 1}),
+        "key 'prepend' is 1; expected a JSON string",
+    ),
+    (
+        "whitespace alone",
+        _set(["pre_tokenizer"], {"type": "Whitespace"}),
+        "pre_tokenizer: a pre-tokenizer without exactly one ByteLevel",
+    ),
+    (
+        "unknown pre-tokenizer",
+        _pre({"type": "BertPreTokenizer"}, _BL),
+        r"pre_tokenizer.pretokenizers\[0\].type: pre-tokenizer 'BertPreTokenizer'",
+    ),
+    (
+        "unicode scripts",
+        _pre({"type": "UnicodeScripts"}, _BL),
+        "pre-tokenizer 'UnicodeScripts' is not supported",
     ),
     ("no pre_tokenizer", _set(["pre_tokenizer"], None), "pre_tokenizer: expected an object"),
     (
-        "prefix space",
-        _set(["pre_tokenizer"], {"type": "ByteLevel", "add_prefix_space": True}),
-        "add_prefix_space=true",
+        "bytelevel not last",
+        _pre(_BL, _SPLIT),
+        r"pretokenizers\[0\]: a pre-tokenizer without exactly one ByteLevel, as its last step",
+    ),
+    ("two bytelevels", _pre(_BL, _BL), "without exactly one ByteLevel"),
+    (
+        "split behavior",
+        _pre(_SPLIT | {"behavior": "Sideways"}, _BL),
+        r"pretokenizers\[0\].behavior: behavior 'Sideways' is not supported",
     ),
     (
-        "double regex",
-        _set(["pre_tokenizer", "pretokenizers", 1, "use_regex"], True),
-        "use_regex=true after a Split",
+        "split behavior type",
+        _pre(_SPLIT | {"behavior": 3}, _BL),
+        r"pretokenizers\[0\]: key 'behavior' is 3; expected a JSON string",
     ),
     (
-        "split removed",
-        _set(["pre_tokenizer", "pretokenizers", 0, "behavior"], "Removed"),
-        "behavior='Removed'",
+        "split invert type",
+        _pre(_SPLIT | {"invert": "no"}, _BL),
+        r"pretokenizers\[0\].invert is 'no'; expected a JSON boolean",
     ),
     (
         "split string",
-        _set(["pre_tokenizer", "pretokenizers", 0, "pattern"], {"String": " "}),
+        _set(["pre_tokenizer", "pretokenizers", 0, "pattern"], {"Strings": " "}),
         'expected \\{"Regex"',
+    ),
+    (
+        "split pattern type",
+        _set(["pre_tokenizer", "pretokenizers", 0, "pattern"], {"Regex": 5}),
+        r"pretokenizers\[0\].pattern is 5; expected a JSON string",
     ),
     (
         "bad regex",
         _set(["pre_tokenizer", "pretokenizers", 0, "pattern"], {"Regex": "(a"}),
         "invalid pattern regex",
     ),
-    ("dropout", _set(["model", "dropout"], 0.1), "dropout=0.1"),
-    ("byte fallback", _set(["model", "byte_fallback"], True), "byte_fallback"),
-    ("suffix", _set(["model", "end_of_word_suffix"], "</w>"), "end_of_word_suffix"),
-    ("decoder", _set(["decoder"], {"type": "WordPiece"}), "decoder"),
+    (
+        "bytelevel flag type",
+        _pre(_SPLIT, _BL | {"add_prefix_space": "no"}),
+        r"pretokenizers\[1\].add_prefix_space is 'no'",
+    ),
+    (
+        "digits flag type",
+        _pre({"type": "Digits", "individual_digits": 1}, _BL),
+        r"pretokenizers\[0\].individual_digits is 1; expected a JSON boolean",
+    ),
+    (
+        "punctuation behavior",
+        _pre({"type": "Punctuation", "behavior": "Nope"}, _BL),
+        r"pretokenizers\[0\].behavior: behavior 'Nope'",
+    ),
+    (
+        "metaspace scheme",
+        _pre({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"}, _BL),
+        r"pretokenizers\[0\].prepend_scheme: prepend_scheme 'sometimes'",
+    ),
+    (
+        "metaspace replacement",
+        _pre({"type": "Metaspace", "replacement": "▁▁"}, _BL),
+        r"pretokenizers\[0\].replacement: '▁▁'; expected one character",
+    ),
+    ("dropout", _set(["model", "dropout"], 0.1), "model.dropout: dropout=0.1"),
+    ("byte fallback", _set(["model", "byte_fallback"], True), "model.byte_fallback"),
+    ("suffix", _set(["model", "end_of_word_suffix"], "</w>"), "model.end_of_word_suffix"),
+    (
+        "ignore_merges type",
+        _set(["model", "ignore_merges"], "yes"),
+        "model.ignore_merges is 'yes'; expected a JSON boolean",
+    ),
+    ("truncation", _set(["truncation"], {"max_length": 8}), "truncation: truncation="),
+    ("padding", _set(["padding"], {"strategy": "BatchLongest"}), "padding: padding="),
+    ("decoder", _set(["decoder"], {"type": "WordPiece"}), "decoder.type: decoder 'WordPiece'"),
+    (
+        "decoder in a sequence",
+        _set(["decoder"], {"type": "Sequence", "decoders": [_BL, {"type": "Fuse"}]}),
+        r"decoder.decoders\[1\].type: decoder 'Fuse'",
+    ),
+    (
+        "post-processor",
+        _set(["post_processor"], {"type": "BertProcessing", "sep": ["</s>", 2]}),
+        "post_processor.type: post-processor 'BertProcessing'",
+    ),
+    (
+        "template names a missing token",
+        _template([_BOS, _A], {}),
+        r"post_processor.single\[0\]: the template names the special token '<s>'",
+    ),
+    (
+        "template id not in vocab",
+        _template([_BOS, _A], {"<s>": {"id": "<s>", "ids": [99999], "tokens": ["<s>"]}}),
+        r"special_tokens\['<s>'\].ids\[0\]: id 99999 is not in the vocabulary",
+    ),
+    (
+        "template single with B",
+        _template([{"Sequence": {"id": "B", "type_id": 1}}], {}),
+        "a single template has only A",
+    ),
+    ("template item", _template(["$A"], {}), r"single\[0\]: '\$A'; expected"),
+    (
+        "template sequence name",
+        _template([{"Sequence": {"id": "C", "type_id": 0}}], {}),
+        r"single\[0\].id: 'C'; a sequence is A or B",
+    ),
+    (
+        "two templates",
+        _set(
+            ["post_processor"],
+            {
+                "type": "Sequence",
+                "processors": [
+                    {"type": "TemplateProcessing", "single": [_A], "special_tokens": {}},
+                    {"type": "TemplateProcessing", "single": [_A], "special_tokens": {}},
+                ],
+            },
+        ),
+        "post_processor: two TemplateProcessing steps",
+    ),
     ("one-token merge", _set(["model", "merges"], [["a"]]), r"merges\[0\]: \['a'\] is not a merge"),
     ("string merge", _set(["model", "merges"], ["a b c"]), r"merges\[0\]: 'a b c' is not a merge"),
     ("merge type", _set(["model", "merges"], [3]), r"merges\[0\]: 3"),
@@ -243,12 +415,32 @@ MALFORMED = [
     ("not byte alphabet", _set(["model", "vocab", "a b"], 300), "not a character of GPT-2's"),
     ("missing byte", lambda d: (d["model"]["vocab"].pop("Ā"), d)[1], "lacks 1 single bytes"),
     (
-        "non-special added",
-        _set(["added_tokens", 0, "special"], False),
-        "non-special added token '<s>'",
+        "added flag type",
+        _set(["added_tokens", 0, "lstrip"], "x"),
+        r"added_tokens\[0\].lstrip is 'x'; expected a JSON boolean",
     ),
-    ("lstrip", _set(["added_tokens", 0, "lstrip"], True), "lstrip=true"),
     ("added id type", _set(["added_tokens", 0, "id"], "x"), "key 'id' is 'x'"),
+    (
+        "added id not HF's",
+        _set(["added_tokens", 0, "id"], 300),
+        r"added_tokens\[0\].id: '<s>' has id 300, but HuggingFace gives it 257",
+    ),
+    ("added empty", _set(["added_tokens", 0, "content"], ""), "empty added token"),
+    (
+        "added alias of a byte token",
+        lambda d: (d["added_tokens"].append(_added_entry("é", 233)), d)[1],
+        r"added_tokens\[1\]: the added token 'é', which is the model's token 'é'",
+    ),
+    (
+        "added twice",
+        lambda d: (d["added_tokens"].append(dict(d["added_tokens"][0])), d)[1],
+        r"added_tokens\[1\]: '<s>' is listed twice",
+    ),
+    (
+        "added not object",
+        _set(["added_tokens", 0], "<s>"),
+        r"added_tokens\[0\]: expected an object",
+    ),
     ("vocab not object", _set(["model", "vocab"], []), "key 'vocab' is \\[\\]"),
 ]
 

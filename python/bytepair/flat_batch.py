@@ -13,17 +13,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def encode(tok, texts: Sequence[str], *, policy=None, threads: int = 0):
+def encode(
+    tok, texts: Sequence[str], *, policy=None, threads: int = 0, add_special_tokens: bool = False
+):
     """(ids uint32, offsets int64): text i is ``ids[offsets[i]:offsets[i + 1]]``.
 
     ``policy`` is the (allowed, disallowed) pair of special tokens, None for the default.
     ``threads`` 0 means all cores; the core encodes the whole batch with the GIL released
-    and writes both arrays' bytes itself.
+    and writes both arrays' bytes itself. A loaded tokenizer.json whose pipeline the core
+    does not run alone (a normalizer, several pre-tokenizer steps, a template with
+    ``add_special_tokens``) encodes through that pipeline first.
     """
     import numpy
 
     if isinstance(texts, str):
         raise TypeError("encode_batch_to_numpy takes a list of str; for one text, call encode")
     allowed, disallowed = tok._policy(frozenset(), "all") if policy is None else policy
+    run = getattr(tok, "_run", None)
+    if run is not None:
+        lists = run.encode_many(list(texts), allowed, disallowed, threads, add_special_tokens)
+        offsets = numpy.zeros(len(lists) + 1, dtype=numpy.int64)
+        numpy.cumsum([len(x) for x in lists], out=offsets[1:])
+        flat = numpy.fromiter((i for x in lists for i in x), numpy.uint32, int(offsets[-1]))
+        return flat, offsets
     ids, offsets = tok._encoder.encode_batch_to_arrays(texts, allowed, disallowed, threads)
     return numpy.frombuffer(ids, dtype=numpy.uint32), numpy.frombuffer(offsets, dtype=numpy.int64)

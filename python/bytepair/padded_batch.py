@@ -91,6 +91,7 @@ def encode(
     pad_to_multiple_of: int | None = None,
     policy=None,
     threads: int = 0,
+    add_special_tokens: bool = False,
 ) -> dict:
     """``Tokenizer.encode_batch_padded``: {"input_ids", "attention_mask"}, int64 arrays of
     shape (len(texts), length), as transformers returns them."""
@@ -98,7 +99,9 @@ def encode(
 
     _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of)
     pad = pad_id(tok, pad_token)
-    ids, offsets = flat_batch.encode(tok, texts, policy=policy, threads=threads)
+    ids, offsets = flat_batch.encode(
+        tok, texts, policy=policy, threads=threads, add_special_tokens=add_special_tokens
+    )
     lengths = numpy.diff(offsets)
     if truncation:
         lengths = numpy.minimum(lengths, max_length)

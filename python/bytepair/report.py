@@ -81,9 +81,9 @@ def inspect_report(tok: Tokenizer, n: int = 10) -> str:
         f"vocab size      {tok.vocab_size:,} ({len(regular):,} regular tokens, "
         f"{len(tok.special_tokens)} special)",
         f"merges          {len(merges):,}",
-        f"pattern         {patterns.name_of(tok.pattern) or tok.pattern}",
-        "special tokens  "
-        + (", ".join(f"{t!r}={i}" for t, i in tok.special_tokens.items()) or "(none)"),
+        f"pattern         {_pattern_line(tok)}",
+        "special tokens  " + _specials_line(tok.special_tokens),
+        *_pipeline_lines(tok),
         "",
         f"first {min(n, len(merges))} merges:",
     ]
@@ -107,3 +107,47 @@ def inspect_report(tok: Tokenizer, n: int = 10) -> str:
     scripts = unicode_scripts.coverage(regular.values())
     lines += _table(dict(scripts.most_common()), len(regular))
     return "\n".join(lines)
+
+
+def _pattern_line(tok: Tokenizer) -> str:
+    pipeline = getattr(tok, "pipeline", None)
+    if pipeline is not None and pipeline.core_pattern() is None:
+        return "(the pre-tokenizer steps below, applied in order)"
+    return patterns.name_of(tok.pattern) or tok.pattern
+
+
+def _specials_line(specials: dict[str, int], shown: int = 12) -> str:
+    items = [f"{t!r}={i}" for t, i in specials.items()]
+    if len(items) > shown:
+        items = [*items[:shown], f"... {len(items) - shown} more"]
+    return ", ".join(items) or "(none)"
+
+
+def _pipeline_lines(tok: Tokenizer) -> list[str]:
+    """A loaded tokenizer.json's stages: normalizer, pre-tokenizer steps, template, and the
+    added tokens with their flags."""
+    pipeline = getattr(tok, "pipeline", None)
+    if pipeline is None:
+        return []
+    lines = [f"{stage:<15} {text}" for stage, text in pipeline.describe()]
+    added = pipeline.added_tokens
+    if added:
+        flagged = [
+            f"{t.content!r}={t.id} "
+            + "+".join(
+                f
+                for f, on in (
+                    ("special", t.special),
+                    ("normalized", t.normalized),
+                    ("lstrip", t.lstrip),
+                    ("rstrip", t.rstrip),
+                    ("single_word", t.single_word),
+                )
+                if on
+            )
+            for t in added
+        ]
+        special = sum(t.special for t in added)
+        shown = flagged if len(flagged) <= 12 else [*flagged[:12], f"... {len(flagged) - 12} more"]
+        lines.append(f"added tokens    {len(added)} ({special} special): " + ", ".join(shown))
+    return lines

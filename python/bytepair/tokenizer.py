@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import array
 import codecs
 import functools
 import os
@@ -20,6 +21,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from bytepair import _core, patterns
+from bytepair import pipeline as pipeline_mod
 from bytepair.errors import CorpusError, SpecialTokenError, VocabError
 from bytepair.formats import tokenizer_config
 from bytepair.formats.tokenizer_config import TokenizerConfig
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     import numpy
 
     from bytepair.audit import Audit
+    from bytepair.pipeline import Pipeline
     from bytepair.training_report import TrainingReport
 
 Merge = tuple[bytes, bytes]
@@ -46,6 +49,10 @@ class Tokenizer:
     None means none (CS336's ``get_tokenizer`` passes None).
     ``pattern`` is a name (``gpt2``, ``cl100k``, ``o200k``, ``llama3``, ``qwen2``, ``qwen3.5``:
     ``bytepair.patterns.NAMES``) or a custom regex.
+    ``pipeline`` (a ``bytepair.pipeline.Pipeline``, which a loaded tokenizer.json carries)
+    adds HuggingFace's stages around the model: normalizer, pre-tokenizer steps, added tokens
+    and their flags, the post-processor's template; ``pattern`` is then the one regex the core
+    splits with (``pipeline.WHOLE_PIECE`` when the pipeline splits in Python).
     """
 
     #: Time, peak memory and documents of the run that trained it (``bytepair.train``).
@@ -57,17 +64,20 @@ class Tokenizer:
         merges: Sequence[Merge] | None = None,
         special_tokens: Sequence[str] | Mapping[str, int] | None = None,
         pattern: str = "gpt2",
+        pipeline: Pipeline | None = None,
     ):
         self._pattern = patterns.resolve(pattern)
+        self._pipeline = pipeline
         self._vocab = _checked_vocab(vocab)
         self._ranks = {b: i for i, b in self._vocab.items()}
         self._special_tokens = _checked_special_tokens(special_tokens, self._ranks, self._vocab)
         self._rank_mode = merges is None
         self._merges = None if merges is None else _checked_merges(merges, self._ranks)
         self._decoder = dict(self._vocab)
-        for token, i in self._special_tokens.items():
+        for token, i in self._core_specials():
             self._decoder[i] = token.encode("utf-8")
         self._encoder = self._build_encoder()
+        self._run = None if pipeline is None else pipeline_mod.runner(pipeline, self._encoder)
         self._default_policy = self._special_policy(frozenset(), "all")
         self._config: TokenizerConfig | None = None  # a loaded tokenizer_config.json
 
@@ -78,9 +88,26 @@ class Tokenizer:
         # The whole vocab, special tokens' bytes included: a special token that equals a
         # learned token (GPT-2's vocab.json style) keeps that id, and plain text still
         # merges into it, as tiktoken does when a special token is also a mergeable rank.
+        extra = {"ignore_merges": True} if self.ignore_merges else {}
         return _core.Encoder(
-            dict(self._vocab), self._merges, list(self._special_tokens.items()), self._pattern
+            dict(self._vocab), self._merges, self._core_specials(), self._pattern, **extra
         )
+
+    def _core_specials(self) -> list[tuple[str, int]]:
+        if self._pipeline is None:
+            return list(self._special_tokens.items())
+        return pipeline_mod.core_specials(self._pipeline, self._special_tokens)
+
+    @property
+    def pipeline(self) -> Pipeline | None:
+        """The HuggingFace stages around the model (None: the pattern and special tokens are
+        the whole pipeline)."""
+        return self._pipeline
+
+    @property
+    def ignore_merges(self) -> bool:
+        """HF's ``ignore_merges``: a pre-token that is itself a token is that token."""
+        return self._pipeline is not None and self._pipeline.ignore_merges
 
     # -- what the tokenizer is ------------------------------------------------------------
 
@@ -141,9 +168,13 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         name = patterns.name_of(self._pattern) or "custom"
+        if self._pipeline is not None and self._pipeline.core_pattern() is None:
+            name = "pipeline"
+        specials = list(self._special_tokens)
+        shown = repr(specials) if len(specials) <= 8 else f"[{len(specials)} tokens]"
         return (
             f"Tokenizer(vocab_size={self.vocab_size}, merges={len(self.merges)}, "
-            f"special_tokens={list(self._special_tokens)!r}, pattern={name!r})"
+            f"special_tokens={shown}, pattern={name!r})"
         )
 
     # -- encoding ---------------------------------------------------------------------------
@@ -182,16 +213,23 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = False,
     ) -> list[int]:
         """Encodes text. Special-token text raises unless allowed (tiktoken's rule).
 
         Lone surrogates in ``text`` are encoded as U+FFFD, as tiktoken does.
+        ``add_special_tokens=True`` applies a loaded tokenizer.json's template (Llama 3's
+        ``<|begin_of_text|> $A``), as HuggingFace's ``encode(text)`` does; with
+        ``allowed_special="all"`` the ids are those of HF's ``encode``.
 
         >>> import bytepair
         >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
         >>> tok.encode("hi")
         [104, 105]
         """
+        if self._run is not None:
+            allowed, disallowed = self._policy(allowed_special, disallowed_special)
+            return self._run.encode(text, allowed, disallowed, add_special_tokens)
         if not allowed_special and disallowed_special == "all":
             # tiktoken's default policy, kept in the core (and the str check there too): the
             # common call costs one method call, not three plus two sets passed and read.
@@ -213,6 +251,12 @@ class Tokenizer:
         >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).encode_to_numpy("hi")
         array([104, 105], dtype=uint32)
         """
+        if self._run is not None:
+            ids = self.encode(
+                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+            frombuffer, uint32 = _numpy_uint32()
+            return frombuffer(array.array("I", ids), uint32)
         if not allowed_special and disallowed_special == "all":
             ids = self._encoder.encode_to_array(text)
         else:
@@ -229,6 +273,8 @@ class Tokenizer:
         >>> tok.encode_ordinary("<s>")
         [60, 115, 62]
         """
+        if self._run is not None:
+            return self._run.encode(text, frozenset(), frozenset())
         return self._encoder.encode_ordinary(text)  # the core checks that it is a str
 
     def encode_bytes(
@@ -247,6 +293,10 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if not isinstance(data, bytes):
             data = bytes(data)
+        if self._run is not None:
+            if not self._run.core_exact:
+                return self._run.encode(pipeline_mod.utf8(data), allowed, disallowed)
+            allowed = allowed | self._run.always
         return self._encoder.encode_bytes(data, allowed, disallowed)
 
     def encode_batch(
@@ -256,6 +306,7 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
         threads: int | None = None,
+        add_special_tokens: bool = False,
     ) -> list[list[int]]:
         """Encodes many texts in parallel (``threads`` workers, default all cores), with the
         GIL released; the same result as encoding each in turn.
@@ -267,6 +318,10 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if isinstance(texts, str):
             raise TypeError("encode_batch takes a list of str; for one text, call encode")
+        if self._run is not None:
+            return self._run.encode_many(
+                list(texts), allowed, disallowed, _threads(threads), add_special_tokens
+            )
         return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
 
     def encode_batch_to_numpy(
@@ -312,8 +367,9 @@ class Tokenizer:
         return_tensors="np")``. ``pad_token`` defaults to the tokenizer's (``config``).
         ``truncation=True`` cuts texts to ``max_length`` (from the end); a longer text
         without it raises, where transformers would return ragged rows.
-        ``add_special_tokens`` adds what the tokenizer's post-processor adds: nothing for
-        the tokenizers bytepair trains (a ByteLevel post-processor).
+        ``add_special_tokens`` adds what the tokenizer's post-processor adds: a loaded
+        tokenizer.json's template (Llama 3's ``<|begin_of_text|>``), nothing for the
+        tokenizers bytepair trains (a ByteLevel post-processor).
 
         >>> import bytepair
         >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
@@ -322,7 +378,6 @@ class Tokenizer:
         """
         from bytepair import padded_batch
 
-        del add_special_tokens  # no bytepair tokenizer has a template to add yet
         return padded_batch.encode(
             self,
             texts,
@@ -334,6 +389,7 @@ class Tokenizer:
             pad_to_multiple_of=pad_to_multiple_of,
             policy=self._policy(allowed_special, disallowed_special),
             threads=_threads(threads),
+            add_special_tokens=add_special_tokens,
         )
 
     def apply_chat_template(
@@ -398,6 +454,11 @@ class Tokenizer:
         [97, 32, 98]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        if self._run is not None:
+            if not self._run.core_exact:  # normalization needs the whole text
+                yield from self._run.encode(pipeline_mod.joined(iterable), allowed, disallowed)
+                return
+            allowed = allowed | self._run.always
         stream = self._encoder.stream(allowed, disallowed)
         for chunk in iterable:
             ids = stream.feed(chunk)
@@ -442,6 +503,10 @@ class Tokenizer:
         if not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "does not exist"
             raise CorpusError(f"{path} {what}: encode_file needs a text file")
+        if self._run is not None:
+            if not self._run.core_exact:
+                return pipeline_mod.encode_file(self, path, out_path, allowed, disallowed)
+            allowed = allowed | self._run.always
         if callable(progress):
             return self._encoder.encode_file(
                 path, out_path, allowed, disallowed, _threads(threads), progress
@@ -471,6 +536,9 @@ class Tokenizer:
         ([97, 195, 169], [(0, 1), (1, 2), (1, 2)])
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        if self._run is not None:
+            text = self._run.offsets_text(_checked_str(text))
+            allowed = allowed | self._run.always
         return self._encoder.encode_with_offsets(_checked_str(text), allowed, disallowed)
 
     # -- decoding ---------------------------------------------------------------------------
@@ -482,16 +550,24 @@ class Tokenizer:
         >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).decode_bytes([104, 105])
         b'hi'
         """
+        if self._run is not None and self._run.decode_overrides:
+            return self._run.decode_bytes(ids)
         return self._encoder.decode_bytes(ids)
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+    def decode(
+        self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> str:
         """Decodes ids to text: bytes first, then UTF-8 (invalid sequences become U+FFFD).
+        ``skip_special_tokens`` leaves the special tokens out, as HuggingFace's does.
 
         >>> import bytepair
         >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).decode([104, 105])
         'hi'
         """
-        return self._encoder.decode_bytes(ids).decode("utf-8", errors=errors)
+        if skip_special_tokens:
+            specials = self._special_ids()
+            ids = [i for i in ids if int(i) not in specials]
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
     def decoder(self, errors: str = "replace") -> IncrementalDecoder:
         """An incremental decoder for streaming generation: feed ids as they come, get text
@@ -689,14 +765,16 @@ class IncrementalDecoder:
     """
 
     def __init__(self, tokenizer: Tokenizer, errors: str = "replace"):
-        self._encoder = tokenizer._encoder
+        run = tokenizer._run
+        plain = run is None or not run.decode_overrides
+        self._decode_bytes = tokenizer._encoder.decode_bytes if plain else tokenizer.decode_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
 
     def feed(self, ids: int | Iterable[int]) -> str:
         """Adds one id (or several); returns the text completed so far."""
         if not isinstance(ids, Iterable):
             ids = (ids,)
-        return self._utf8.decode(self._encoder.decode_bytes(ids))
+        return self._utf8.decode(self._decode_bytes(ids))
 
     def flush(self) -> str:
         """Ends the stream: an incomplete character at the end becomes U+FFFD."""

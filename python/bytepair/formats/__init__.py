@@ -17,15 +17,20 @@ from bytepair.errors import FormatError, TokenizerNotFoundError
 
 #: The names ``save`` and ``convert`` accept.
 FORMATS = ("huggingface", "tiktoken", "gpt2")
+#: ``save`` also writes Mistral's Tekken layout, for a tokenizer whose special tokens come
+#: first (one loaded from a Tekken file): not a conversion target for any tokenizer.
+SAVE_FORMATS = (*FORMATS, "tekken")
 
 _RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+=*\x20\d+\r?\n?")
+_TEKKEN_HEAD = re.compile(rb'\s*\{\s*"config"\s*:')
 
 
 def detect(path: str | os.PathLike) -> str:
     """The format of a tokenizer file or directory, from its name and first bytes.
 
     A directory with vocab.json + merges.txt (or that vocab.json itself) is ``gpt2``; a
-    JSON object is ``huggingface``; lines of ``base64 rank`` (a ``.tiktoken`` file, or
+    JSON object is ``huggingface``, one whose first key is ``config`` is Mistral's
+    ``tekken``; lines of ``base64 rank`` (a ``.tiktoken`` file, or
     Llama 3's ``tokenizer.model``) are ``tiktoken``.
     """
     name = os.fspath(path)
@@ -50,6 +55,8 @@ def detect(path: str | os.PathLike) -> str:
     beside = os.path.join(os.path.dirname(os.path.abspath(path)), "merges.txt")
     if os.path.basename(name) == "vocab.json" and os.path.isfile(beside):
         return "gpt2"  # the vocab.json of a GPT-2 pair: load reads its directory
+    if _TEKKEN_HEAD.match(head):
+        return "tekken"
     if stripped.startswith(b"{"):
         return "huggingface"  # its reader names what is missing or wrong
     first_line = head.split(b"\n", 1)[0] + b"\n"
@@ -90,15 +97,22 @@ def load(
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         path = os.path.join(path, "tokenizer.json")  # a folder that save("dir/") wrote
     fmt = detect(path)
-    if fmt == "huggingface":
+    if fmt in ("huggingface", "tekken"):
         if special_tokens is not None or pattern is not None:
             raise FormatError(
-                f"{os.fspath(path)}: a tokenizer.json stores its own special tokens and "
+                f"{os.fspath(path)}: a {fmt} file stores its own special tokens and "
                 "pattern; do not pass special_tokens= or pattern="
             )
-        from bytepair.formats import huggingface, tokenizer_config
+        from bytepair.formats import huggingface, tekken, tokenizer_config
+        from bytepair.formats.jsonfile import read_json
 
-        tok = huggingface.read(path)
+        doc = read_json(path, "a tokenizer.json or a Tekken file")
+        if tekken.is_tekken(doc):
+            from bytepair.tokenizer import Tokenizer
+
+            vocab, specials, tekken_pattern = tekken.read_data(doc, os.fspath(path))
+            return _tokenizer(Tokenizer, path, vocab, specials, tekken_pattern)
+        tok = huggingface.from_json(doc, os.fspath(path))
         config = tokenizer_config.beside(path)
         if config is not None:
             tok.config = config
@@ -112,10 +126,16 @@ def load(
 
 
 def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
-    """Saves ``tok`` atomically in ``format`` (one of ``FORMATS``); gpt2 writes a directory,
-    or the two files a pair ``(vocab_path, merges_path)`` names (a pair means gpt2)."""
+    """Saves ``tok`` atomically in ``format`` (one of ``SAVE_FORMATS``); gpt2 writes a
+    directory, or the two files a pair ``(vocab_path, merges_path)`` names (a pair means gpt2).
+
+    A tokenizer.json pipeline that is more than a pattern and special tokens (a normalizer,
+    several pre-tokenizer steps, flagged or non-special added tokens) is written as
+    huggingface only: the other formats would drop part of it, and encode differently."""
     if isinstance(path, (tuple, list)) and format in ("huggingface", "gpt2"):
         format = "gpt2"
+    if format != "huggingface":
+        _check_portable(tok, format, path)
     if format == "huggingface":
         from bytepair.formats import huggingface, tokenizer_config
 
@@ -130,8 +150,12 @@ def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
         from bytepair.formats import gpt2
 
         gpt2.write(tok, path)
+    elif format == "tekken":
+        from bytepair.formats import tekken
+
+        tekken.write(tok, path)
     else:
-        raise FormatError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+        raise FormatError(f"unknown format {format!r}; expected one of {', '.join(SAVE_FORMATS)}")
 
 
 def convert(
@@ -149,3 +173,32 @@ def convert(
     tok = load(in_path, special_tokens=special_tokens, pattern=pattern)
     save(tok, out_path, format=to)
     return tok
+
+
+def _tokenizer(cls, path, vocab, specials, pattern):
+    """A rank-table Tokenizer from a reader's plain data; errors name the file."""
+    from bytepair.errors import PatternError, SpecialTokenError, VocabError
+
+    try:
+        return cls(vocab, None, special_tokens=specials, pattern=pattern)
+    except (VocabError, SpecialTokenError, PatternError) as e:
+        raise FormatError(f"{os.fspath(path)}: {e}") from None
+
+
+def _check_portable(tok, format: str, path) -> None:
+    pipeline = getattr(tok, "pipeline", None)
+    if pipeline is None:
+        return
+    lost = []
+    if pipeline.normalizers:
+        lost.append("its normalizer")
+    if pipeline.core_pattern() is None:
+        lost.append("its pre-tokenizer steps (not one regex)")
+    if any(not t.special or not t.plain for t in pipeline.added_tokens):
+        lost.append("its non-special or flagged added tokens")
+    if lost:
+        raise FormatError(
+            f"{os.fspath(path)}: cannot write this tokenizer as {format}: the format has no "
+            f"place for {', '.join(lost)}, so the file would encode differently; save it as "
+            "huggingface"
+        )

@@ -1,9 +1,12 @@
 """HuggingFace ``tokenizer.json``: byte-level BPE, read and written exactly.
 
-bytepair writes the pattern as a ``Split`` pre-tokenizer (isolated, not inverted) followed
-by ``ByteLevel`` without its own regex, so ``tokenizers`` splits text exactly as bytepair
-does. Reading accepts GPT-2's file (``ByteLevel`` with its built-in regex) and any byte-level
-BPE file, and refuses anything bytepair could not encode identically.
+bytepair writes a trained tokenizer's pattern as a ``Split`` pre-tokenizer (isolated, not
+inverted) followed by ``ByteLevel`` without its own regex, so ``tokenizers`` splits text
+exactly as bytepair does. Reading takes the whole byte-level BPE pipeline (normalizers,
+pre-tokenizer steps, added tokens and their flags, templates, decoders: see
+``bytepair.pipeline`` and docs/formats.md) into a ``Pipeline``, which a loaded tokenizer
+writes back as it was read; anything else is refused with the JSON path of what is not
+supported, never approximated.
 
 >>> hf_regex(patterns.CL100K) == patterns.CL100K
 False
@@ -18,7 +21,10 @@ import os
 import re
 from collections.abc import Mapping
 
+import regex
+
 from bytepair import patterns
+from bytepair import pipeline as pl
 from bytepair.errors import FormatError, PatternError, SpecialTokenError, VocabError
 from bytepair.formats.atomic import write_files
 from bytepair.formats.gpt2 import to_bytes, to_text
@@ -71,8 +77,135 @@ def _bytelevel(kind: str) -> dict:
     }
 
 
+_BEHAVIOR_JSON = {
+    "removed": "Removed",
+    "isolated": "Isolated",
+    "merged_with_previous": "MergedWithPrevious",
+    "merged_with_next": "MergedWithNext",
+    "contiguous": "Contiguous",
+}
+
+
+def _pattern_json(pattern: str, is_regex: bool) -> dict:
+    return {"Regex": pattern} if is_regex else {"String": pattern}
+
+
+def _step_json(step) -> dict:
+    """One pipeline stage as tokenizer.json writes it."""
+    if isinstance(step, pl.UnicodeNormalizer):
+        return {"type": step.form}
+    if isinstance(step, pl.Lowercase):
+        return {"type": "Lowercase"}
+    if isinstance(step, pl.Replace):
+        return {
+            "type": "Replace",
+            "pattern": _pattern_json(step.pattern, step.is_regex),
+            "content": step.content,
+        }
+    if isinstance(step, pl.Strip):
+        return {"type": "Strip", "strip_left": step.left, "strip_right": step.right}
+    if isinstance(step, pl.Prepend):
+        return {"type": "Prepend", "prepend": step.prepend}
+    if isinstance(step, pl.Split):
+        return {
+            "type": "Split",
+            "pattern": _pattern_json(step.pattern, step.is_regex),
+            "behavior": _BEHAVIOR_JSON[step.behavior],
+            "invert": step.invert,
+        }
+    if isinstance(step, (pl.ByteLevel, pl.ByteLevelProcessor, pl.ByteLevelDecoder)):
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": step.add_prefix_space,
+            "trim_offsets": step.trim_offsets,
+            "use_regex": step.use_regex,
+        }
+    if isinstance(step, pl.Digits):
+        return {"type": "Digits", "individual_digits": step.individual_digits}
+    if isinstance(step, pl.Punctuation):
+        return {"type": "Punctuation", "behavior": _BEHAVIOR_JSON[step.behavior]}
+    if isinstance(step, pl.Whitespace):
+        return {"type": "Whitespace"}
+    if isinstance(step, pl.WhitespaceSplit):
+        return {"type": "WhitespaceSplit"}
+    if isinstance(step, pl.Metaspace):
+        return {
+            "type": "Metaspace",
+            "replacement": step.replacement,
+            "prepend_scheme": step.prepend_scheme,
+            "split": step.split,
+        }
+    if isinstance(step, pl.Template):
+
+        def items(template):
+            return [
+                {"SpecialToken" if kind == "special" else "Sequence": {"id": n, "type_id": t}}
+                for kind, n, t in template
+            ]
+
+        out = {"type": "TemplateProcessing", "single": items(step.single)}
+        if step.pair:
+            out["pair"] = items(step.pair)
+        out["special_tokens"] = {
+            name: {"id": name, "ids": list(ids), "tokens": list(tokens)}
+            for name, ids, tokens in step.special_tokens
+        }
+        return out
+    raise TypeError(f"no tokenizer.json form for {step!r}")  # pragma: no cover
+
+
+def _stage_json(steps, sequence: bool, key: str):
+    if not steps and not sequence:
+        return None
+    if len(steps) == 1 and not sequence:
+        return _step_json(steps[0])
+    return {"type": "Sequence", key: [_step_json(s) for s in steps]}
+
+
+def _pipeline_json(tok) -> dict:
+    """A loaded tokenizer.json written back: the same pipeline, model vocab and merges."""
+    p = tok.pipeline
+    vocab = {to_text(b): i for i, b in tok._vocab.items()}
+    vocab.update(dict(p.model_vocab_extra))
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": t.id,
+                "content": t.content,
+                "single_word": t.single_word,
+                "lstrip": t.lstrip,
+                "rstrip": t.rstrip,
+                "normalized": t.normalized,
+                "special": t.special,
+            }
+            for t in p.added_tokens
+        ],
+        "normalizer": _stage_json(p.normalizers, p.normalizer_sequence, "normalizers"),
+        "pre_tokenizer": _stage_json(p.pre_tokenizers, p.pre_tokenizer_sequence, "pretokenizers"),
+        "post_processor": _stage_json(p.post_processors, p.post_processor_sequence, "processors"),
+        "decoder": _stage_json(p.decoders, p.decoder_sequence, "decoders"),
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": p.ignore_merges or bool(getattr(tok, "_rank_mode", False)),
+            "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
+            "merges": [[to_text(a), to_text(b)] for a, b in tok.merges],
+        },
+    }
+
+
 def to_json(tok) -> dict:
     """The tokenizer.json document for ``tok`` (see docs/formats.md for each rule)."""
+    if getattr(tok, "pipeline", None) is not None:
+        return _pipeline_json(tok)
     specials = tok.special_tokens
     special_ids = set(specials.values())
     vocab: dict[str, int] = {}
@@ -147,11 +280,25 @@ def read(path: str | os.PathLike):
 def _get(obj: Mapping, key: str, where: str, kind: type | tuple[type, ...]):
     if key not in obj:
         raise FormatError(f"{where}: missing key {key!r}")
-    value = obj[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise FormatError(f"{where}: key {key!r} is {value!r}; expected a JSON {names}")
+    return _typed(obj[key], f"{where}: key {key!r}", kind)
+
+
+def _opt(obj: Mapping, key: str, where: str, kind: type | tuple[type, ...], default):
+    """An optional key (absent or null: ``default``), type-checked."""
+    if obj.get(key) is None:
+        return default
+    return _typed(obj[key], f"{where}.{key}", kind)
+
+
+def _typed(value, where: str, kind: type | tuple[type, ...]):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
+        raise FormatError(f"{where} is {value!r}; expected a JSON {names}")
     return value
+
+
+_JSON_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
 
 
 def _refuse(where: str, what: str, why: str) -> FormatError:
@@ -161,73 +308,275 @@ def _refuse(where: str, what: str, why: str) -> FormatError:
     )
 
 
-def _check_bytelevel(node: Mapping, where: str, *, regex_allowed: bool) -> bool:
-    """Validates a ByteLevel pre-tokenizer; returns whether it applies GPT-2's regex."""
-    if node.get("add_prefix_space", False):
-        raise _refuse(
-            where, "ByteLevel with add_prefix_space=true", "it inserts a space before the text"
-        )
-    use_regex = node.get("use_regex", True)
-    if use_regex and not regex_allowed:
-        raise _refuse(
-            where,
-            "ByteLevel with use_regex=true after a Split",
-            "it splits each piece a second time",
-        )
-    return bool(use_regex)
+def _kind(node, where: str, stage: str) -> str:
+    if not isinstance(node, dict):
+        raise FormatError(f"{where}: expected a {stage} object, got {node!r}"[:300])
+    return _get(node, "type", where, str)
 
 
-def _pattern(pre, where: str) -> str:
-    """The pattern a pre_tokenizer stands for, or a FormatError."""
-    if not isinstance(pre, dict):
+_NORMALIZERS = "NFC, NFD, NFKC, NFKD, Lowercase, Replace, Strip, Prepend and Sequence"
+_PRE_TOKENIZERS = (
+    "Split, ByteLevel, Digits, Punctuation, Whitespace, WhitespaceSplit, Metaspace and Sequence"
+)
+_BEHAVIOR_NAMES = {
+    "Removed": "removed",
+    "Isolated": "isolated",
+    "MergedWithPrevious": "merged_with_previous",
+    "MergedWithNext": "merged_with_next",
+    "Contiguous": "contiguous",
+}
+
+
+def _pattern_of(node: Mapping, where: str) -> tuple[str, bool]:
+    """A Split's or Replace's ``{"Regex": ...}`` or ``{"String": ...}``: (text, is_regex)."""
+    pat = _get(node, "pattern", where, dict)
+    if len(pat) != 1 or not ({"Regex", "String"} & pat.keys()):
         raise FormatError(
-            f"{where}: expected an object, got {pre!r} (a byte-level BPE needs "
-            "a ByteLevel pre-tokenizer)"
+            f'{where}.pattern: {pat!r}; expected {{"Regex": "..."}} or {{"String": "..."}}'
         )
-    kind = pre.get("type")
-    if kind == "ByteLevel":
-        _check_bytelevel(pre, where, regex_allowed=True)
-        if not pre.get("use_regex", True):
+    is_regex = "Regex" in pat
+    text = _typed(pat["Regex" if is_regex else "String"], f"{where}.pattern", str)
+    if is_regex:
+        try:
+            regex.compile(text)
+        except regex.error as e:
+            raise FormatError(f"{where}.pattern: invalid pattern regex {text!r}: {e}") from None
+    return text, is_regex
+
+
+def _normalizer_steps(node, where: str) -> tuple[list, bool]:
+    """(steps, whether the file wrapped them in a Sequence)."""
+    if node is None:
+        return [], False
+    kind = _kind(node, where, "normalizer")
+    if kind == "Sequence":
+        steps = []
+        for n, sub in enumerate(_get(node, "normalizers", where, list)):
+            inner, _ = _normalizer_steps(sub, f"{where}.normalizers[{n}]")
+            steps.extend(inner)
+        return steps, True
+    if kind in pl.UNICODE_FORMS:
+        return [pl.UnicodeNormalizer(kind)], False
+    if kind == "Lowercase":
+        return [pl.Lowercase()], False
+    if kind == "Replace":
+        text, is_regex = _pattern_of(node, where)
+        if is_regex and regex.compile(text).fullmatch(""):
             raise _refuse(
-                where,
-                "ByteLevel with use_regex=false alone",
-                "without a Split the whole text is one piece",
+                f"{where}.pattern",
+                f"a Replace regex that matches the empty string ({text!r})",
+                "HF's encode applies it differently from its own normalize_str",
             )
-        return _BYTELEVEL_REGEX_PATTERN
-    if kind != "Sequence":
-        raise _refuse(where, f"pre-tokenizer {kind!r}", "it is not byte-level")
-    steps = _get(pre, "pretokenizers", where, list)
-    if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("type") == "ByteLevel":
-        return _pattern(steps[0], f"{where}.pretokenizers[0]")
-    if len(steps) != 2 or not all(isinstance(s, dict) for s in steps):
-        raise _refuse(
-            where, f"a Sequence of {len(steps)} pre-tokenizers", "expected [Split, ByteLevel]"
-        )
-    split, bytelevel = steps
-    split_where, bl_where = f"{where}.pretokenizers[0]", f"{where}.pretokenizers[1]"
-    if split.get("type") != "Split":
-        raise _refuse(split_where, f"pre-tokenizer {split.get('type')!r}", "expected Split")
-    if bytelevel.get("type") != "ByteLevel":
-        raise _refuse(bl_where, f"pre-tokenizer {bytelevel.get('type')!r}", "expected ByteLevel")
-    _check_bytelevel(bytelevel, bl_where, regex_allowed=False)
-    if split.get("behavior") != "Isolated" or split.get("invert", False):
-        raise _refuse(
-            split_where,
-            f"Split with behavior={split.get('behavior')!r}, invert={split.get('invert')!r}",
-            "expected Isolated, invert=false",
-        )
-    pat = _get(split, "pattern", split_where, dict)
-    if "Regex" not in pat or not isinstance(pat["Regex"], str):
-        raise _refuse(split_where, f"pattern {pat!r}", 'expected {"Regex": "..."}')
-    try:
-        return patterns.resolve(pattern_from_hf(pat["Regex"]))
-    except PatternError as e:
-        raise FormatError(f"{split_where}.pattern: {e}") from None
+        return [pl.Replace(text, is_regex, _get(node, "content", where, str))], False
+    if kind == "Strip":
+        left = _opt(node, "strip_left", where, bool, True)
+        right = _opt(node, "strip_right", where, bool, True)
+        return [pl.Strip(left, right)], False
+    if kind == "Prepend":
+        return [pl.Prepend(_get(node, "prepend", where, str))], False
+    raise _refuse(
+        f"{where}.type", f"normalizer {kind!r}", f"the normalizers read are {_NORMALIZERS}"
+    )
 
 
-def _merges(model: Mapping, where: str) -> list[tuple[bytes, bytes]]:
+def _behavior(node: Mapping, where: str, default: str | None = None) -> str:
+    if "behavior" not in node and default is not None:
+        return default
+    value = _get(node, "behavior", where, str)
+    if value not in _BEHAVIOR_NAMES:
+        raise _refuse(
+            f"{where}.behavior",
+            f"behavior {value!r}",
+            f"HF's behaviors are {', '.join(_BEHAVIOR_NAMES)}",
+        )
+    return _BEHAVIOR_NAMES[value]
+
+
+def _pre_steps(node, where: str) -> tuple[list, bool]:
+    kind = _kind(node, where, "pre-tokenizer")
+    if kind == "Sequence":
+        steps = []
+        for n, sub in enumerate(_get(node, "pretokenizers", where, list)):
+            inner, _ = _pre_steps(sub, f"{where}.pretokenizers[{n}]")
+            steps.extend((s, w) for s, w in inner)
+        return steps, True
+    if kind == "Split":
+        text, is_regex = _pattern_of(node, where)
+        step = pl.Split(
+            text, is_regex, _behavior(node, where), _opt(node, "invert", where, bool, False)
+        )
+    elif kind == "ByteLevel":
+        step = pl.ByteLevel(
+            _opt(node, "add_prefix_space", where, bool, True),
+            _opt(node, "use_regex", where, bool, True),
+            _opt(node, "trim_offsets", where, bool, True),
+        )
+    elif kind == "Digits":
+        step = pl.Digits(_opt(node, "individual_digits", where, bool, False))
+    elif kind == "Punctuation":
+        step = pl.Punctuation(_behavior(node, where, "isolated"))
+    elif kind == "Whitespace":
+        step = pl.Whitespace()
+    elif kind == "WhitespaceSplit":
+        step = pl.WhitespaceSplit()
+    elif kind == "Metaspace":
+        replacement = _get(node, "replacement", where, str)
+        if len(replacement) != 1:
+            raise FormatError(f"{where}.replacement: {replacement!r}; expected one character")
+        scheme = _opt(node, "prepend_scheme", where, str, "always")
+        if scheme not in ("always", "first", "never"):
+            raise _refuse(
+                f"{where}.prepend_scheme",
+                f"prepend_scheme {scheme!r}",
+                "expected always, first or never",
+            )
+        step = pl.Metaspace(replacement, scheme, _opt(node, "split", where, bool, True))
+    else:
+        raise _refuse(
+            f"{where}.type",
+            f"pre-tokenizer {kind!r}",
+            f"the pre-tokenizers read are {_PRE_TOKENIZERS}",
+        )
+    return [(step, where)], False
+
+
+def _pre_tokenizer(node, where: str) -> tuple[tuple, bool]:
+    if node is None:
+        raise FormatError(
+            f"{where}: expected an object, got None (a byte-level BPE needs a ByteLevel "
+            "pre-tokenizer)"
+        )
+    steps, wrapped = _pre_steps(node, where)
+    levels = [n for n, (s, _) in enumerate(steps) if isinstance(s, pl.ByteLevel)]
+    if levels != [len(steps) - 1]:
+        last_where = steps[-1][1] if steps else where
+        raise _refuse(
+            last_where if not levels else steps[levels[0]][1],
+            "a pre-tokenizer without exactly one ByteLevel, as its last step",
+            "the BPE model then sees text that is not mapped to bytes (ByteLevel maps it; a "
+            "step after it would split the mapped text)",
+        )
+    return tuple(s for s, _ in steps), wrapped
+
+
+def _post_processor(node, where: str, ids: Mapping[str, int]) -> tuple[tuple, bool]:
+    if node is None:
+        return (), False
+    kind = _kind(node, where, "post-processor")
+    if kind == "Sequence":
+        out = []
+        for n, sub in enumerate(_get(node, "processors", where, list)):
+            inner, _ = _post_processor(sub, f"{where}.processors[{n}]", ids)
+            out.extend(inner)
+        if sum(isinstance(p, pl.Template) for p in out) > 1:
+            raise _refuse(where, "two TemplateProcessing steps", "HF applies only one template")
+        return tuple(out), True
+    if kind == "ByteLevel":
+        return (
+            pl.ByteLevelProcessor(
+                _opt(node, "add_prefix_space", where, bool, True),
+                _opt(node, "trim_offsets", where, bool, True),
+                _opt(node, "use_regex", where, bool, True),
+            ),
+        ), False
+    if kind == "TemplateProcessing":
+        return (_template(node, where, ids),), False
+    raise _refuse(
+        f"{where}.type",
+        f"post-processor {kind!r}",
+        "the post-processors read are ByteLevel, TemplateProcessing and Sequence",
+    )
+
+
+def _template_items(node: Mapping, key: str, where: str) -> tuple[tuple[str, str, int], ...]:
+    items = []
+    for n, item in enumerate(_get(node, key, where, list)):
+        here = f"{where}.{key}[{n}]"
+        if (
+            not isinstance(item, dict)
+            or len(item) != 1
+            or not ({"SpecialToken", "Sequence"} & item.keys())
+        ):
+            raise FormatError(
+                f'{here}: {item!r}; expected {{"SpecialToken": ...}} or {{"Sequence": ...}}'
+            )
+        kind = "special" if "SpecialToken" in item else "sequence"
+        body = _typed(item["SpecialToken" if kind == "special" else "Sequence"], here, dict)
+        name = _get(body, "id", here, str)
+        type_id = _opt(body, "type_id", here, int, 0)
+        if kind == "sequence" and name not in ("A", "B"):
+            raise FormatError(f"{here}.id: {name!r}; a sequence is A or B")
+        items.append((kind, name, type_id))
+    return tuple(items)
+
+
+def _template(node: Mapping, where: str, ids: Mapping[str, int]) -> pl.Template:
+    single = _template_items(node, "single", where)
+    pair = _template_items(node, "pair", where) if "pair" in node else ()
+    table = _get(node, "special_tokens", where, dict)
+    specials = []
+    for name, entry in table.items():
+        here = f"{where}.special_tokens[{name!r}]"
+        entry = _typed(entry, here, dict)
+        tids = _get(entry, "ids", here, list)
+        tokens = _get(entry, "tokens", here, list)
+        for k, i in enumerate(tids):
+            _typed(i, f"{here}.ids[{k}]", int)
+            if i not in ids.values():
+                raise FormatError(f"{here}.ids[{k}]: id {i} is not in the vocabulary")
+        specials.append((name, tuple(tids), tuple(_typed(t, here, str) for t in tokens)))
+    names = {name for name, _, _ in specials}
+    for key, items in (("single", single), ("pair", pair)):
+        for n, (kind, name, _) in enumerate(items):
+            if kind == "special" and name not in names:
+                raise FormatError(
+                    f"{where}.{key}[{n}]: the template names the special token {name!r}, which "
+                    f"its special_tokens do not define (they define {sorted(names)!r})"
+                )
+    if any(kind == "sequence" and name == "B" for kind, name, _ in single):
+        raise FormatError(f"{where}.single: names the sequence B; a single template has only A")
+    return pl.Template(single, pair, tuple(specials))
+
+
+def _decoders(node, where: str) -> tuple[tuple, bool]:
+    if node is None:
+        return (), False
+    kind = _kind(node, where, "decoder")
+    if kind == "Sequence":
+        out = []
+        for n, sub in enumerate(_get(node, "decoders", where, list)):
+            inner, _ = _decoders(sub, f"{where}.decoders[{n}]")
+            out.extend(inner)
+        return tuple(out), True
+    if kind == "ByteLevel":
+        return (
+            pl.ByteLevelDecoder(
+                _opt(node, "add_prefix_space", where, bool, True),
+                _opt(node, "trim_offsets", where, bool, True),
+                _opt(node, "use_regex", where, bool, True),
+            ),
+        ), False
+    raise _refuse(
+        f"{where}.type",
+        f"decoder {kind!r}",
+        "bytepair decodes by concatenating token bytes (ByteLevel, alone or in a Sequence)",
+    )
+
+
+def _merges(
+    model: Mapping, where: str, known: Mapping[str, bytes] | None = None
+) -> list[tuple[bytes, bytes]]:
+    """The merges as bytes; ``known`` maps the vocab's token texts to their bytes (a merge's
+    parts are nearly always tokens: one look-up instead of a conversion each)."""
+    known = known or {}
     out = []
-    for n, m in enumerate(_get(model, "merges", where, list)):
+    merges = _get(model, "merges", where, list)
+    for n, m in enumerate(merges):
+        if type(m) is list and len(m) == 2:  # the common form, checked without a loop
+            a, b = m
+            if type(a) is str and type(b) is str and a in known and b in known:
+                out.append((known[a], known[b]))
+                continue
         here = f"{where}.merges[{n}]"
         if isinstance(m, str):
             parts = m.split(" ")
@@ -241,18 +590,12 @@ def _merges(model: Mapping, where: str) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def from_json(doc, name: str = "tokenizer.json"):
-    """A Tokenizer from a parsed tokenizer.json; ``name`` is used in error messages."""
-    from bytepair.tokenizer import Tokenizer
-
-    if not isinstance(doc, dict):
-        raise FormatError(f"{name}: expected a JSON object, got {type(doc).__name__}")
-    model = _get(doc, "model", name, dict)
-    mwhere = f"{name}: model"
+def _check_model(model: Mapping, mwhere: str) -> bool:
+    """Refuses what the byte-level BPE model does not do; returns ignore_merges."""
     kind = model.get("type", "BPE" if "merges" in model else None)
     if kind != "BPE":
         raise FormatError(
-            f"{name}: model.type is {kind!r}, not 'BPE': bytepair reads byte-level BPE "
+            f"{mwhere}.type is {kind!r}, not 'BPE': bytepair reads byte-level BPE "
             "tokenizers only (GPT-2, Llama 3, Qwen, ...); load a WordPiece, Unigram or "
             "WordLevel model with HuggingFace tokenizers or transformers"
         )
@@ -269,80 +612,133 @@ def from_json(doc, name: str = "tokenizer.json"):
             "byte_fallback=true",
             "it is SentencePiece-style, not byte-level",
         )
-    if doc.get("normalizer") is not None:
-        raise _refuse(
-            f"{name}: normalizer",
-            f"normalizer {doc['normalizer'].get('type')!r}"
-            if isinstance(doc["normalizer"], dict)
-            else "a normalizer",
-            "it changes the text before encoding",
-        )
-    pattern = _pattern(doc.get("pre_tokenizer"), f"{name}: pre_tokenizer")
-    decoder = doc.get("decoder")
-    if decoder is not None and not (
-        isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"
-    ):
-        raise _refuse(
-            f"{name}: decoder",
-            f"decoder {decoder!r}"[:80],
-            "bytepair decodes by concatenating token bytes (ByteLevel)",
-        )
-
-    specials = _added_tokens(doc, name)
-    raw_vocab = _get(model, "vocab", mwhere, dict)
-    special_ids = set(specials.values())
-    vocab: dict[int, bytes] = {}
-    for text, i in raw_vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise FormatError(f"{mwhere}.vocab: key {text!r} has id {i!r}; expected an int >= 0")
-        if i in vocab:
-            raise FormatError(f"{mwhere}.vocab: key {text!r} reuses id {i}; ids must be unique")
-        if i in special_ids:
-            continue  # an added special token: its text is in added_tokens, not the alphabet
-        vocab[i] = to_bytes(text, f"{mwhere}.vocab: key {text!r}")
-    for token, i in specials.items():
-        vocab[i] = token.encode("utf-8")
-    merges = _merges(model, mwhere)
-
-    try:
-        if model.get("ignore_merges"):
-            # A rank table: valid only if the merges are exactly those the ranks imply.
-            tok = Tokenizer(vocab, None, special_tokens=specials, pattern=pattern)
-            if tok.merges != merges:
-                raise _refuse(
-                    f"{mwhere}.ignore_merges",
-                    "ignore_merges=true with merges that are not implied by the ids' order",
-                    "the shortcut then differs from BPE on the merges",
-                )
-            return tok
-        return Tokenizer(vocab, merges, special_tokens=specials, pattern=pattern)
-    except (VocabError, SpecialTokenError) as e:
-        raise FormatError(f"{mwhere}: {e}") from None
-    except PatternError as e:  # valid for Python's regex, refused by the core's engine
-        raise FormatError(f"{name}: pre_tokenizer: {e}") from None
+    return bool(_opt(model, "ignore_merges", mwhere, bool, False))
 
 
-def _added_tokens(doc: Mapping, name: str) -> dict[str, int]:
-    specials: dict[str, int] = {}
-    for n, added in enumerate(doc.get("added_tokens") or []):
+def _added_tokens(doc: Mapping, name: str, model_vocab: Mapping[str, int]) -> list[pl.AddedToken]:
+    """The added tokens with the ids HF gives them: a token already in the model's vocab
+    keeps that id, the others are numbered from the model's size on, in order (HF ignores the
+    file's ids, so a file whose ids differ is refused rather than read two ways)."""
+    raw = _opt(doc, "added_tokens", name, list, [])
+    out: list[pl.AddedToken] = []
+    seen: dict[str, int] = {}
+    next_id = len(model_vocab)
+    for n, added in enumerate(raw):
         where = f"{name}: added_tokens[{n}]"
         if not isinstance(added, dict):
             raise FormatError(f"{where}: expected an object, got {added!r}")
         content = _get(added, "content", where, str)
         i = _get(added, "id", where, int)
-        if not added.get("special", False):
-            raise _refuse(
-                where,
-                f"non-special added token {content!r}",
-                "HF matches it before pre-tokenization, which bytepair does only for "
-                "special tokens",
-            )
-        for flag in ("single_word", "lstrip", "rstrip"):
-            if added.get(flag):
-                raise _refuse(
-                    where, f"{flag}=true on {content!r}", "it changes how the token matches"
-                )
-        if content in specials:
+        if not content:
+            raise FormatError(f"{where}.content: an empty added token matches nothing")
+        if content in seen:
             raise FormatError(f"{where}: {content!r} is listed twice")
-        specials[content] = i
-    return specials
+        flags = {
+            key: _opt(added, key, where, bool, default)
+            for key, default in (
+                ("special", False),
+                ("lstrip", False),
+                ("rstrip", False),
+                ("single_word", False),
+                ("normalized", not added.get("special", False)),
+            )
+        }
+        hf_id = model_vocab.get(content)
+        if hf_id is None:
+            hf_id, next_id = next_id, next_id + 1
+        if i != hf_id:
+            raise FormatError(
+                f"{where}.id: {content!r} has id {i}, but HuggingFace gives it {hf_id} (a token "
+                "in the model's vocab keeps that id; the others follow the model's "
+                f"{len(model_vocab)} tokens in order)"
+            )
+        seen[content] = i
+        out.append(pl.AddedToken(content, i, **flags))
+    return out
+
+
+def from_json(doc, name: str = "tokenizer.json"):
+    """A Tokenizer from a parsed tokenizer.json; ``name`` is used in error messages."""
+    from bytepair.tokenizer import Tokenizer
+
+    if not isinstance(doc, dict):
+        raise FormatError(f"{name}: expected a JSON object, got {type(doc).__name__}")
+    model = _get(doc, "model", name, dict)
+    mwhere = f"{name}: model"
+    ignore_merges = _check_model(model, mwhere)
+    for key in ("truncation", "padding"):
+        if doc.get(key) is not None:
+            raise _refuse(f"{name}: {key}", f"{key}={doc[key]!r}"[:120], "it cuts or pads the ids")
+    normalizers, norm_seq = _normalizer_steps(doc.get("normalizer"), f"{name}: normalizer")
+    pre, pre_seq = _pre_tokenizer(doc.get("pre_tokenizer"), f"{name}: pre_tokenizer")
+    decoders, dec_seq = _decoders(doc.get("decoder"), f"{name}: decoder")
+
+    raw_vocab = _get(model, "vocab", mwhere, dict)
+    ids_seen: set[int] = set()
+    for text, i in raw_vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise FormatError(f"{mwhere}.vocab: key {text!r} has id {i!r}; expected an int >= 0")
+        if i in ids_seen:
+            raise FormatError(f"{mwhere}.vocab: key {text!r} reuses id {i}; ids must be unique")
+        ids_seen.add(i)
+    added = _added_tokens(doc, name, raw_vocab)
+    added_by_id = {t.id: t for t in added}
+    vocab: dict[int, bytes] = {}
+    known: dict[str, bytes] = {}
+    extra: list[tuple[str, int]] = []
+    for text, i in raw_vocab.items():
+        tok = added_by_id.get(i)
+        if tok is not None:
+            # An added token that is also in the model's vocab: the model can reach it only
+            # if its text is byte-level (GPT-2's <|endoftext|>); DeepSeek's
+            # <｜begin▁of▁sentence｜> is not, and stays an added token only.
+            try:
+                as_bytes = to_bytes(text, mwhere)
+            except FormatError:
+                as_bytes = None
+            if as_bytes is not None and as_bytes != tok.content.encode("utf-8"):
+                raise _refuse(
+                    f"{name}: added_tokens[{added.index(tok)}]",
+                    f"the added token {tok.content!r}, which is the model's token {text!r} "
+                    f"(bytes {as_bytes!r}) under another text",
+                    "HF then matches the text and gives the byte token's id",
+                )
+            if as_bytes is None:
+                extra.append((text, i))
+                continue
+            vocab[i] = as_bytes
+            continue
+        vocab[i] = known[text] = to_bytes(text, f"{mwhere}.vocab: key {text!r}")
+    all_ids = {t: i for t, i in raw_vocab.items()} | {t.content: t.id for t in added}
+    post, post_seq = _post_processor(doc.get("post_processor"), f"{name}: post_processor", all_ids)
+    merges = _merges(model, mwhere, known)
+    pipeline = pl.Pipeline(
+        normalizers=tuple(normalizers),
+        pre_tokenizers=pre,
+        post_processors=post,
+        decoders=decoders,
+        added_tokens=tuple(added),
+        ignore_merges=ignore_merges,
+        normalizer_sequence=norm_seq,
+        pre_tokenizer_sequence=pre_seq,
+        post_processor_sequence=post_seq,
+        decoder_sequence=dec_seq,
+        model_vocab_extra=tuple(extra),
+    )
+    core_pattern = pipeline.core_pattern()
+    where = f"{name}: pre_tokenizer"
+    try:
+        pattern = (
+            pl.WHOLE_PIECE
+            if core_pattern is None
+            else patterns.resolve(pattern_from_hf(core_pattern))
+        )
+    except PatternError as e:
+        raise FormatError(f"{where}: {e}") from None
+    specials = {t.content: t.id for t in added if t.special}
+    try:
+        return Tokenizer(vocab, merges, special_tokens=specials, pattern=pattern, pipeline=pipeline)
+    except (VocabError, SpecialTokenError) as e:
+        raise FormatError(f"{mwhere}: {e}") from None
+    except PatternError as e:  # valid for Python's regex, refused by the core's engine
+        raise FormatError(f"{where}: {e}") from None
