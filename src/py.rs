@@ -128,6 +128,14 @@ mod encoder {
         }
     }
 
+    /// The items of an iterable of str (a batch's texts); anything else is a TypeError.
+    fn str_list<'py>(texts: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
+        texts
+            .try_iter()?
+            .map(|t| Ok(t?.cast_into::<PyString>()?))
+            .collect()
+    }
+
     /// The UTF-8 bytes of a str. Lone surrogates become U+FFFD (tiktoken's rule: a round trip
     /// through UTF-16, which also joins a high and a low surrogate into one character).
     fn str_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
@@ -434,10 +442,7 @@ mod encoder {
             threads: usize,
         ) -> PyResult<Bound<'py, PyList>> {
             let policy = self.policy(allowed, disallowed)?;
-            let strs: Vec<Bound<'py, PyString>> = texts
-                .try_iter()?
-                .map(|t| Ok(t?.cast_into::<PyString>()?))
-                .collect::<PyResult<_>>()?;
+            let strs = str_list(texts)?;
             let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
             // Lists are built block by block while other threads encode the next blocks
             // (encode_batch_each has the figures).
@@ -491,10 +496,7 @@ mod encoder {
             threads: usize,
         ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
             let policy = self.policy(allowed, disallowed)?;
-            let strs: Vec<Bound<'py, PyString>> = texts
-                .try_iter()?
-                .map(|t| Ok(t?.cast_into::<PyString>()?))
-                .collect::<PyResult<_>>()?;
+            let strs = str_list(texts)?;
             let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
             let each = py
                 .detach(|| encode_bulk::encode_batch(&self.inner, &bytes, &policy, threads))

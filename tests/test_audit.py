@@ -17,11 +17,7 @@ import pytest
 from bytepair import show
 from bytepair.errors import CorpusError
 from conftest import ROOT, corpus_sample, shared
-
-LLAMA3_PATTERN = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
-    r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
+from model_files import LLAMA3_PATTERN, LLAMA3_SPECIALS
 
 
 def tiktoken_unreachable(enc) -> dict[int, list[int]]:
@@ -41,22 +37,6 @@ def tiktoken_unreachable(enc) -> dict[int, list[int]]:
         if ids != [rank]:
             found[rank] = ids
     return dict(sorted(found.items()))
-
-
-# Meta's tokenizer.py: 256 special tokens after the 128000 ranks.
-LLAMA3_SPECIALS = [
-    "<|begin_of_text|>",
-    "<|end_of_text|>",
-    "<|reserved_special_token_0|>",
-    "<|reserved_special_token_1|>",
-    "<|finetune_right_pad_id|>",
-    "<|step_id|>",
-    "<|start_header_id|>",
-    "<|end_header_id|>",
-    "<|eom_id|>",
-    "<|eot_id|>",
-    "<|python_tag|>",
-] + [f"<|reserved_special_token_{i}|>" for i in range(2, 247)]
 
 
 def published(name: str) -> tuple[Path, str, dict[str, int]]:

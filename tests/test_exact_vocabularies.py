@@ -24,28 +24,10 @@ from bytepair import DisallowedSpecialError, Tokenizer
 from conftest import CORPORA, _corpus_lines, corpus_documents, shared
 from hypothesis import given
 from hypothesis import strategies as st
+from model_files import LLAMA3_PATTERN, LLAMA3_SPECIALS
 from tiktoken.load import load_tiktoken_bpe
 
 WHOLE_CORPORA = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
-
-LLAMA3_PATTERN = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
-    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
-# Meta's tokenizer.py: 256 special tokens after the 128000 ranks.
-LLAMA3_SPECIALS = [
-    "<|begin_of_text|>",
-    "<|end_of_text|>",
-    "<|reserved_special_token_0|>",
-    "<|reserved_special_token_1|>",
-    "<|finetune_right_pad_id|>",
-    "<|step_id|>",
-    "<|start_header_id|>",
-    "<|end_header_id|>",
-    "<|eom_id|>",
-    "<|eot_id|>",
-    "<|python_tag|>",
-] + [f"<|reserved_special_token_{i}|>" for i in range(2, 247)]
 
 TIKTOKEN_NAMES = ["gpt2", "r50k_base", "cl100k_base", "o200k_base"]
 VOCABULARIES = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]

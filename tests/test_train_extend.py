@@ -19,7 +19,7 @@ from bytepair.errors import TrainingWarning, VocabSizeError
 from conftest import corpus_documents, shared
 from hypothesis import given
 from hypothesis import strategies as st
-from test_exact_vocabularies import LLAMA3_PATTERN, LLAMA3_SPECIALS
+from model_files import LLAMA3_PATTERN, LLAMA3_SPECIALS
 from test_train_compat import SPECIALS, documents, hf_trained
 
 
