@@ -123,9 +123,10 @@ def first_gap(ids: set[int], special_ids: set[int]) -> int | None:
     (None, 2)
     """
     top = max(ids, default=-1)
-    if len(ids) + len(special_ids & set(range(top))) == top + 1:
+    covered = ids | {i for i in special_ids if i <= top}
+    if len(covered) == top + 1:
         return None
-    return next(i for i in range(top + 1) if i not in ids and i not in special_ids)
+    return next(i for i in range(top + 1) if i not in covered)
 
 
 def read(
