@@ -9,7 +9,7 @@ import pickle
 import bytepair
 import pytest
 from bytepair import DisallowedSpecialError, Tokenizer
-from conftest import CORPORA, corpus_sample, non_ascii_tokens, shared
+from conftest import CORPORA, corpus_documents, corpus_sample, non_ascii_tokens, shared
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,7 +55,9 @@ def gpt2_merges_tokenizer():
 
 
 def sample_text(name: str, nbytes: int = 60_000) -> str:
-    return corpus_sample(name, nbytes).decode("utf-8", errors="replace")
+    """About `nbytes` of 20-line documents drawn from across the corpus (not a prefix)."""
+    docs = corpus_documents(name, max(20, nbytes // 1500))
+    return b"".join(docs).decode("utf-8", errors="replace")
 
 
 # -- every vocabulary, every corpus -----------------------------------------------------------
