@@ -10,7 +10,7 @@
 mod corpus;
 mod timing;
 
-use bytepair::count::{Counter, WordCounts};
+use bytepair::count::{Counter, PretokenCounts};
 use bytepair::split::Splitter;
 use std::hint::black_box;
 
@@ -48,7 +48,7 @@ fn main() {
             });
             let mut distinct = 0;
             let count_secs = timing::median_secs(runs, cpu_secs, || {
-                let mut wc = WordCounts::new();
+                let mut wc = PretokenCounts::new();
                 counter.count_serial(&text, &mut wc);
                 distinct = wc.len();
                 black_box(wc);

@@ -84,7 +84,7 @@ def run_bytepair_phases(path: str, vocab_size: int) -> dict:
 
     t0 = time.perf_counter()
     counter = _core.PretokenCounter("gpt2", [EOT])
-    counts = _core.WordCounts()
+    counts = _core.PretokenCounts()
     counter.count_files(counts, [path])
     t1 = time.perf_counter()
     merges = _core.train_merges(counts, vocab_size - 257)

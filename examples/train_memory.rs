@@ -1,10 +1,10 @@
 //! Peak anonymous memory and time of the merge loop on saved counts.
 //!
 //! `cargo run --release --example train_memory -- COUNTS.bin [VOCAB]`, where COUNTS.bin
-//! is `WordCounts::to_bytes` output (Python: `open(p, "wb").write(counts.to_bytes())`).
+//! is `PretokenCounts::to_bytes` output (Python: `open(p, "wb").write(counts.to_bytes())`).
 //! A thread samples `RssAnon` from /proc/self/status every 5 ms.
 
-use bytepair::count::WordCounts;
+use bytepair::count::PretokenCounts;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +35,7 @@ fn main() {
     };
     let counts = {
         let data = std::fs::read(path).expect("read counts");
-        WordCounts::from_bytes(&data).expect("parse counts")
+        PretokenCounts::from_bytes(&data).expect("parse counts")
     };
     let loaded = rss_anon_kb();
     peak.store(0, Ordering::Relaxed);

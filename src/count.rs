@@ -135,13 +135,13 @@ impl Map {
 
 /// Distinct pre-tokens and how often each occurs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WordCounts {
+pub struct PretokenCounts {
     map: Map,
 }
 
 const MAGIC: &[u8; 5] = b"BPWC1";
 
-impl WordCounts {
+impl PretokenCounts {
     pub fn new() -> Self {
         Self::default()
     }
@@ -161,7 +161,7 @@ impl WordCounts {
     }
 
     /// Adds every count of `other` into `self`.
-    pub fn merge(&mut self, other: WordCounts) {
+    pub fn merge(&mut self, other: PretokenCounts) {
         self.map = merge_maps(std::mem::take(&mut self.map), other.map);
     }
 
@@ -202,7 +202,7 @@ impl WordCounts {
         out
     }
 
-    /// Reads what [`WordCounts::to_bytes`] wrote.
+    /// Reads what [`PretokenCounts::to_bytes`] wrote.
     pub fn from_bytes(data: &[u8]) -> Result<Self, Error> {
         let bad = |reason: String| Error::InvalidCounts { reason };
         let rest = data
@@ -224,7 +224,7 @@ impl WordCounts {
                 r.data.len() - r.pos
             )));
         }
-        Ok(WordCounts { map })
+        Ok(PretokenCounts { map })
     }
 }
 
@@ -452,7 +452,7 @@ impl Counter {
 
     /// Counts one text on the calling thread (no chunking): the plain definition the
     /// parallel paths must agree with.
-    pub fn count_serial(&self, text: &[u8], into: &mut WordCounts) {
+    pub fn count_serial(&self, text: &[u8], into: &mut PretokenCounts) {
         let mut hot = Hot::for_bytes(text.len());
         self.count_piece(text, &mut hot, &mut into.map);
         hot.flush(&mut into.map);
@@ -633,7 +633,7 @@ impl Counter {
         }
     }
 
-    fn finish(&self, state: State, into: &mut WordCounts) {
+    fn finish(&self, state: State, into: &mut PretokenCounts) {
         let maps: Vec<Map> = state
             .maps
             .into_iter()
@@ -644,7 +644,7 @@ impl Counter {
             })
             .collect();
         let merged = self.install(|| maps.into_par_iter().reduce(Map::default, merge_maps));
-        into.merge(WordCounts { map: merged });
+        into.merge(PretokenCounts { map: merged });
     }
 
     /// Counts each text as its own document (no pre-token spans two texts).
@@ -654,7 +654,7 @@ impl Counter {
     pub fn count_texts(
         &self,
         texts: &[&[u8]],
-        into: &mut WordCounts,
+        into: &mut PretokenCounts,
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<(), Error> {
         let total: u64 = texts.iter().map(|t| t.len() as u64).sum();
@@ -671,7 +671,7 @@ impl Counter {
     pub fn count_files<P: AsRef<Path>>(
         &self,
         paths: &[P],
-        into: &mut WordCounts,
+        into: &mut PretokenCounts,
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<(), Error> {
         self.count_file_ranges(paths, None, into, progress)
@@ -684,7 +684,7 @@ impl Counter {
         &self,
         paths: &[P],
         ranges: Option<&[Range<u64>]>,
-        into: &mut WordCounts,
+        into: &mut PretokenCounts,
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<(), Error> {
         let paths: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
@@ -874,14 +874,14 @@ fn with_progress(
 mod tests {
     use super::*;
 
-    fn serial(counter: &Counter, text: &[u8]) -> WordCounts {
-        let mut wc = WordCounts::new();
+    fn serial(counter: &Counter, text: &[u8]) -> PretokenCounts {
+        let mut wc = PretokenCounts::new();
         counter.count_serial(text, &mut wc);
         wc
     }
 
-    fn chunked(counter: &Counter, text: &[u8]) -> WordCounts {
-        let mut wc = WordCounts::new();
+    fn chunked(counter: &Counter, text: &[u8]) -> PretokenCounts {
+        let mut wc = PretokenCounts::new();
         counter
             .count_texts(&[text], &mut wc, &mut |_, _| true)
             .unwrap();
@@ -959,7 +959,7 @@ mod tests {
         std::fs::write(&b, b"second file\n").unwrap();
         std::fs::write(&e, b"").unwrap();
         let c = Counter::new("gpt2", &["<|endoftext|>"], Some(2), Some(100)).unwrap();
-        let mut from_files = WordCounts::new();
+        let mut from_files = PretokenCounts::new();
         c.count_files(&[&a, &b, &e], &mut from_files, &mut |_, _| true)
             .unwrap();
         let mut want = serial(&c, &SAMPLE.repeat(300));
@@ -967,7 +967,7 @@ mod tests {
         assert_eq!(from_files, want);
         let missing = dir.join("missing.txt");
         let err = c
-            .count_files(&[&missing], &mut WordCounts::new(), &mut |_, _| true)
+            .count_files(&[&missing], &mut PretokenCounts::new(), &mut |_, _| true)
             .unwrap_err();
         assert!(err.to_string().contains("missing.txt"), "{err}");
         // Byte ranges count like the same bytes as texts; ranges past the end are clamped.
@@ -977,7 +977,7 @@ mod tests {
             (777..5000, (777, 5000)),
             (10..u64::MAX, (10, text.len())),
         ] {
-            let mut got = WordCounts::new();
+            let mut got = PretokenCounts::new();
             c.count_file_ranges(
                 &[&a, &b],
                 Some(&[r.clone(), 3..7]),
@@ -997,7 +997,7 @@ mod tests {
         let text = SAMPLE.repeat(20_000);
         let c = Counter::new("gpt2", &[] as &[&str], Some(1), Some(64)).unwrap();
         let err = c
-            .count_texts(&[&text], &mut WordCounts::new(), &mut |_, _| false)
+            .count_texts(&[&text], &mut PretokenCounts::new(), &mut |_, _| false)
             .unwrap_err();
         assert_eq!(err, Error::Interrupted);
     }
@@ -1026,18 +1026,18 @@ mod tests {
         let c = Counter::new("gpt2", &[] as &[&str], Some(1), None).unwrap();
         let wc = serial(&c, SAMPLE);
         let bytes = wc.to_bytes();
-        assert_eq!(WordCounts::from_bytes(&bytes).unwrap(), wc);
-        assert!(WordCounts::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-        assert!(WordCounts::from_bytes(b"nope").is_err());
+        assert_eq!(PretokenCounts::from_bytes(&bytes).unwrap(), wc);
+        assert!(PretokenCounts::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+        assert!(PretokenCounts::from_bytes(b"nope").is_err());
         let mut extra = bytes.clone();
         extra.push(0);
-        assert!(WordCounts::from_bytes(&extra).is_err());
+        assert!(PretokenCounts::from_bytes(&extra).is_err());
     }
 }
 
 // --- Owned iteration, for the merge loop (owner: trainmem) ---------------------------------
 
-/// A word as [`WordCounts::into_words`] yields it: owned, so the table need not outlive
+/// A word as [`PretokenCounts::into_words`] yields it: owned, so the table need not outlive
 /// the iteration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OwnedWord {
@@ -1054,7 +1054,7 @@ impl AsRef<[u8]> for OwnedWord {
     }
 }
 
-impl WordCounts {
+impl PretokenCounts {
     /// Consumes the counts, yielding `(word, count)` in no particular order. The trainer
     /// reads the words into its own arena this way instead of from a copy: on 1 GB of mixed
     /// corpora (2.45M distinct words) a `Vec<(Box<[u8]>, u64)>` copy was 140 MB beside it.
@@ -1073,7 +1073,7 @@ mod into_words_tests {
 
     #[test]
     fn into_words_yields_every_word_once_with_its_count() {
-        let mut wc = WordCounts::new();
+        let mut wc = PretokenCounts::new();
         let long = b"a word longer than fifteen bytes".as_slice();
         for (w, c) in [
             (b"".as_slice(), 1),

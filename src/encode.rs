@@ -22,7 +22,7 @@
 //! A small two-way set-associative per-thread cache remembers the ids of recent short
 //! pre-tokens.
 
-use crate::{Error, Rank};
+use crate::{Error, TokenId};
 use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -79,7 +79,7 @@ struct PieceCache {
     sets: Vec<Set>,
     /// Recent pair look-ups, `(left << 32 | right, priority, merged)`, direct-mapped, absent
     /// pairs included (see [`Encoder::hot_pair`]).
-    pairs: Vec<(u64, u32, Rank)>,
+    pairs: Vec<(u64, u32, TokenId)>,
     /// The arrays of BPE from whole characters.
     scratch: Scratch,
 }
@@ -91,7 +91,7 @@ struct PieceCache {
 #[derive(Clone, Copy, Default)]
 struct Slot {
     key: u128,
-    ids: [Rank; CACHE_IDS],
+    ids: [TokenId; CACHE_IDS],
 }
 
 const _: () = assert!(std::mem::size_of::<Slot>() == 32);
@@ -154,7 +154,7 @@ fn short_key(piece: &[u8]) -> Option<u128> {
     Some(bytes | (n as u128) << 120)
 }
 /// Takes the ids of [`Encoder::encode_in_steps`] so far and how many bytes they cover.
-pub type IdSink<'a> = dyn FnMut(&mut Vec<Rank>, usize) -> Result<(), Error> + 'a;
+pub type IdSink<'a> = dyn FnMut(&mut Vec<TokenId>, usize) -> Result<(), Error> + 'a;
 
 /// A token's `(start, end)` byte offsets in the text it came from.
 pub type Span = (usize, usize);
@@ -192,26 +192,26 @@ impl SpecialPolicy {
 
 /// A byte-level BPE encoder and decoder. Immutable and `Sync`: build once, share across threads.
 pub struct Encoder {
-    byte_ids: [Rank; 256],
+    byte_ids: [TokenId; 256],
     /// `(left, right)` -> `(priority, merged id)`.
     pairs: PairTable,
     /// The pair table for two single bytes, indexed by `(byte << 8) | byte`: the first
     /// pass over a pre-token's bytes reads this 512 KB table, which stays in L2, instead of
     /// the big one (o200k's is 4 MB).
-    byte_pairs: Vec<(u32, Rank)>,
+    byte_pairs: Vec<(u32, TokenId)>,
     /// Tokens whose BPE is themselves: a pre-token equal to one is a single look-up.
     /// Up to 15 bytes keyed by [`short_key`], longer ones by their bytes.
-    whole: FxHashMap<u128, Rank>,
-    whole_long: FxHashMap<Vec<u8>, Rank>,
+    whole: FxHashMap<u128, TokenId>,
+    whole_long: FxHashMap<Vec<u8>, TokenId>,
     /// The tokens of `whole` and `whole_long` that BPE of their bytes does not rebuild (rank
     /// mode only: tiktoken's rule gives them to a pre-token equal to them; Llama 3 has some).
     /// BPE rebuilds every other token, so a piece can skip the whole-token table for these.
-    unbuilt: FxHashMap<u128, Rank>,
-    unbuilt_long: FxHashMap<Vec<u8>, Rank>,
+    unbuilt: FxHashMap<u128, TokenId>,
+    unbuilt_long: FxHashMap<Vec<u8>, TokenId>,
     /// Decoder: token bytes are `bytes[spans[id].0..spans[id].1]`; absent ids have start > end.
     bytes: Vec<u8>,
     spans: Vec<(u32, u32)>,
-    specials: Vec<(Vec<u8>, Rank)>,
+    specials: Vec<(Vec<u8>, TokenId)>,
     /// Leftmost-longest over all special tokens (for the all-allowed case).
     special_longest: Option<AhoCorasick>,
     /// Every occurrence of every special token (for the disallowed check and safe cuts).
@@ -220,8 +220,8 @@ pub struct Encoder {
     splitter: Splitter,
     builtin_pattern: bool,
     rank_mode: bool,
-    /// Rank mode: the canonical merges, as ids, in rank order.
-    rank_merges: Vec<(Rank, Rank)>,
+    /// TokenId mode: the canonical merges, as ids, in rank order.
+    rank_merges: Vec<(TokenId, TokenId)>,
     /// BPE from whole characters (see [`Encoder::bpe_chars`]); `None` when the pair table's
     /// priorities are not monotone.
     chars: Option<CharStart>,
@@ -244,7 +244,7 @@ impl std::fmt::Debug for Encoder {
 /// so keys stay unique). FxHash alone on the packed pair probes long chains: building the
 /// o200k encoder took 1.6 s before the mix, 0.2 s after.
 #[inline]
-fn pair_key(a: Rank, b: Rank) -> u64 {
+fn pair_key(a: TokenId, b: TokenId) -> u64 {
     let mut k = ((a as u64) << 32) | b as u64;
     k ^= k >> 33;
     k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -260,12 +260,12 @@ fn pair_key(a: Rank, b: Rank) -> u64 {
 /// o200k Chinese ran at 14-17 MB/s with open addressing, 20 MB/s with hashbrown.
 #[derive(Default)]
 struct PairTable {
-    map: FxHashMap<u64, (u32, Rank)>,
+    map: FxHashMap<u64, (u32, TokenId)>,
 }
 
 impl PairTable {
     #[inline]
-    fn get(&self, a: Rank, b: Rank) -> (u32, Rank) {
+    fn get(&self, a: TokenId, b: TokenId) -> (u32, TokenId) {
         match self.map.get(&pair_key(a, b)) {
             Some(&p) => p,
             None => (NONE, NONE),
@@ -273,7 +273,7 @@ impl PairTable {
     }
 
     /// Inserts unless the pair is there already (a repeated merge keeps its first priority).
-    fn insert_first(&mut self, a: Rank, b: Rank, value: (u32, Rank)) {
+    fn insert_first(&mut self, a: TokenId, b: TokenId, value: (u32, TokenId)) {
         self.map.entry(pair_key(a, b)).or_insert(value);
     }
 }
@@ -285,9 +285,9 @@ impl Encoder {
     /// `merges` in priority order, or `None` for a rank table (tiktoken's rule).
     /// `specials` are (token bytes, id); `pattern` a name or a regex (see `split`).
     pub fn new(
-        vocab: Vec<(Rank, Vec<u8>)>,
+        vocab: Vec<(TokenId, Vec<u8>)>,
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
-        specials: Vec<(Vec<u8>, Rank)>,
+        specials: Vec<(Vec<u8>, TokenId)>,
         pattern: &str,
     ) -> Result<Self, Error> {
         Self::build(vocab, merges, specials, pattern, false)
@@ -297,16 +297,16 @@ impl Encoder {
     /// tokenizer.json) a pre-token that is itself a token is that token before any merge,
     /// in merges mode too; rank mode always does so (tiktoken's rule).
     pub fn build(
-        vocab: Vec<(Rank, Vec<u8>)>,
+        vocab: Vec<(TokenId, Vec<u8>)>,
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
-        specials: Vec<(Vec<u8>, Rank)>,
+        specials: Vec<(Vec<u8>, TokenId)>,
         pattern: &str,
         ignore_merges: bool,
     ) -> Result<Self, Error> {
         let splitter = Splitter::new(pattern)?;
         let builtin_pattern = splitter.is_builtin();
 
-        let mut ids: FxHashMap<&[u8], Rank> = FxHashMap::default();
+        let mut ids: FxHashMap<&[u8], TokenId> = FxHashMap::default();
         ids.reserve(vocab.len());
         let mut max_id = 0usize;
         for (id, b) in &vocab {
@@ -345,7 +345,7 @@ impl Encoder {
         }
 
         let mut pairs = PairTable::default();
-        // Rank mode: filled below, in rank order, with each token's canonical merge.
+        // TokenId mode: filled below, in rank order, with each token's canonical merge.
         if let Some(merges) = merges {
             let mut ab = Vec::new();
             for (prio, (a, b)) in merges.iter().enumerate() {
@@ -410,12 +410,12 @@ impl Encoder {
             cache: ThreadLocal::new(),
         };
         // Merges mode: the whole-token short-cut is exact only for tokens that BPE rebuilds
-        // from their bytes. Rank mode and `ignore_merges`: the rule *is* the short-cut first
+        // from their bytes. TokenId mode and `ignore_merges`: the rule *is* the short-cut first
         // (a pre-token that is a token is that token), even for tokens no merge reaches;
         // Llama 3's rank table has such tokens.
         enc.fill_byte_pairs();
         // Each token's last merge (left, right, priority) if BPE of its bytes is itself.
-        let splits: Vec<Option<(Rank, Rank, u32)>> = match merges {
+        let splits: Vec<Option<(TokenId, TokenId, u32)>> = match merges {
             None => enc.build_rank_table(&vocab),
             Some(_) => vocab.iter().map(|(id, t)| enc.last_merge(*id, t)).collect(),
         };
@@ -472,9 +472,12 @@ impl Encoder {
     /// A token whose BPE ends in more than two parts is unreachable: no merge makes it, in
     /// any pre-token; only a pre-token equal to it is it (the whole-token rule).
     /// Returns, for each vocab entry, its canonical split and rank if it has one.
-    fn build_rank_table(&mut self, vocab: &[(Rank, Vec<u8>)]) -> Vec<Option<(Rank, Rank, u32)>> {
+    fn build_rank_table(
+        &mut self,
+        vocab: &[(TokenId, Vec<u8>)],
+    ) -> Vec<Option<(TokenId, TokenId, u32)>> {
         let mut splits = vec![None; vocab.len()];
-        let mut order: Vec<(usize, Rank, &[u8], usize)> = vocab
+        let mut order: Vec<(usize, TokenId, &[u8], usize)> = vocab
             .iter()
             .enumerate()
             .filter(|(_, (_, t))| t.len() > 1)
@@ -494,7 +497,7 @@ impl Encoder {
                 splits[i] = Some((a, b, id));
             }
         }
-        let mut merges: Vec<(Rank, Rank, Rank)> = splits
+        let mut merges: Vec<(TokenId, TokenId, TokenId)> = splits
             .iter()
             .flatten()
             .map(|&(a, b, id)| (id, a, b))
@@ -507,8 +510,8 @@ impl Encoder {
     /// Merges mode: the last merge `(left, right, priority)` of BPE on `token`'s bytes, if
     /// that BPE ends in `id` itself (single bytes have none). Runs the scan until two parts
     /// are left: one more merge ends BPE, and only if it makes `id` is the token valid.
-    fn last_merge(&self, id: Rank, token: &[u8]) -> Option<(Rank, Rank, u32)> {
-        let mut ids: Vec<Rank> = token.iter().map(|&b| self.byte_ids[b as usize]).collect();
+    fn last_merge(&self, id: TokenId, token: &[u8]) -> Option<(TokenId, TokenId, u32)> {
+        let mut ids: Vec<TokenId> = token.iter().map(|&b| self.byte_ids[b as usize]).collect();
         while ids.len() > 2 {
             let (p, at) = (0..ids.len() - 1)
                 .map(|i| (self.pair(ids[i], ids[i + 1]).0, i))
@@ -535,7 +538,7 @@ impl Encoder {
     }
 
     /// The special tokens (bytes, id), in the order given.
-    pub fn special_tokens(&self) -> &[(Vec<u8>, Rank)] {
+    pub fn special_tokens(&self) -> &[(Vec<u8>, TokenId)] {
         &self.specials
     }
 
@@ -565,13 +568,13 @@ impl Encoder {
     }
 
     #[inline]
-    fn pair(&self, a: Rank, b: Rank) -> (u32, Rank) {
+    fn pair(&self, a: TokenId, b: TokenId) -> (u32, TokenId) {
         self.pairs.get(a, b)
     }
 
     /// The pair table's entry for two single bytes.
     #[inline]
-    fn byte_pair(&self, x: u8, y: u8) -> (u32, Rank) {
+    fn byte_pair(&self, x: u8, y: u8) -> (u32, TokenId) {
         self.byte_pairs[(x as usize) << 8 | y as usize]
     }
 
@@ -587,7 +590,7 @@ impl Encoder {
     }
 
     /// BPE of one pre-token, appended to `out`: no short-cuts, no cache.
-    pub fn bpe(&self, piece: &[u8], out: &mut Vec<Rank>) {
+    pub fn bpe(&self, piece: &[u8], out: &mut Vec<TokenId>) {
         if piece.len() <= SHORT {
             self.bpe_short(piece, out)
         } else {
@@ -596,7 +599,7 @@ impl Encoder {
     }
 
     #[inline]
-    fn bpe_short(&self, piece: &[u8], out: &mut Vec<Rank>) {
+    fn bpe_short(&self, piece: &[u8], out: &mut Vec<TokenId>) {
         self.bpe_short_with(piece, out, |a, b| self.pair(a, b))
     }
 
@@ -604,8 +607,8 @@ impl Encoder {
     fn bpe_short_with(
         &self,
         piece: &[u8],
-        out: &mut Vec<Rank>,
-        pair: impl FnMut(Rank, Rank) -> (u32, Rank),
+        out: &mut Vec<TokenId>,
+        pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) {
         if piece.len() <= TINY {
             self.bpe_scan::<TINY>(piece, out, pair)
@@ -619,7 +622,7 @@ impl Encoder {
     /// 4 MB table, missing L2; the few thousand pairs of common characters are answered
     /// from here instead. Only for a finished table: absent pairs are cached too.
     #[inline]
-    fn hot_pair(&self, hot: &mut [(u64, u32, Rank)], a: Rank, b: Rank) -> (u32, Rank) {
+    fn hot_pair(&self, hot: &mut [(u64, u32, TokenId)], a: TokenId, b: TokenId) -> (u32, TokenId) {
         let key = ((a as u64) << 32) | b as u64;
         let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - PAIR_CACHE_BITS)) as usize;
         let slot = &mut hot[i];
@@ -635,14 +638,14 @@ impl Encoder {
     fn bpe_scan<const N: usize>(
         &self,
         piece: &[u8],
-        out: &mut Vec<Rank>,
-        pair: impl FnMut(Rank, Rank) -> (u32, Rank),
+        out: &mut Vec<TokenId>,
+        pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) {
         let n = piece.len();
         if n == 0 {
             return;
         }
-        let mut ids = [0 as Rank; N];
+        let mut ids = [0 as TokenId; N];
         // prio[i] is the pair (ids[i], ids[i + 1]).
         let mut prio = [(NONE, NONE); N];
         for (slot, &b) in ids.iter_mut().zip(piece) {
@@ -658,10 +661,10 @@ impl Encoder {
     /// Linked list of parts plus a min-heap of (priority, position) with lazy invalidation:
     /// an entry is stale when the pair now at its position has another priority.
     /// Positions are byte offsets, so heap order on ties is leftmost first. O(n log n).
-    fn bpe_long(&self, piece: &[u8], out: &mut Vec<Rank>) {
+    fn bpe_long(&self, piece: &[u8], out: &mut Vec<TokenId>) {
         let n = piece.len();
         let end = n as u32;
-        let mut ids: Vec<Rank> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
+        let mut ids: Vec<TokenId> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
         let mut next: Vec<u32> = (1..=end).collect();
         let mut prev: Vec<u32> = (0..end).map(|i| i.wrapping_sub(1)).collect();
         let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(n);
@@ -713,9 +716,9 @@ impl Encoder {
     fn bpe_chars(
         &self,
         piece: &[u8],
-        hot: &mut [(u64, u32, Rank)],
+        hot: &mut [(u64, u32, TokenId)],
         scratch: &mut Scratch,
-        out: &mut Vec<Rank>,
+        out: &mut Vec<TokenId>,
     ) -> bool {
         match &self.chars {
             // Only pieces with a multi-byte character gain.
@@ -731,7 +734,7 @@ impl Encoder {
     /// the cache too: see [`Encoder::encode_non_ascii`]). Only the cache's hit is inlined
     /// into the splitter's loop; the rest is a call of its own.
     #[inline(always)]
-    fn encode_piece(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<Rank>) {
+    fn encode_piece(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<TokenId>) {
         let Some(key) = short_key(piece) else {
             return self.encode_long_piece(piece, cache, out);
         };
@@ -767,7 +770,7 @@ impl Encoder {
         key: u128,
         index: usize,
         cache: &mut PieceCache,
-        out: &mut Vec<Rank>,
+        out: &mut Vec<TokenId>,
     ) {
         let start = out.len();
         // Any byte of the piece (the length byte is below 16) at 0x80 or above.
@@ -791,7 +794,7 @@ impl Encoder {
 
     /// A piece of 16 bytes or more: never cached.
     #[inline(never)]
-    fn encode_long_piece(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<Rank>) {
+    fn encode_long_piece(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<TokenId>) {
         if self.chars.is_some() && !piece.is_ascii() {
             return self.encode_non_ascii(piece, None, cache, out);
         }
@@ -823,7 +826,7 @@ impl Encoder {
         piece: &[u8],
         key: Option<u128>,
         cache: &mut PieceCache,
-        out: &mut Vec<Rank>,
+        out: &mut Vec<TokenId>,
     ) {
         let unbuilt = match key {
             Some(k) => self.unbuilt.get(&k),
@@ -838,7 +841,7 @@ impl Encoder {
     /// BPE of a piece that is not one token: from whole characters when it qualifies, else
     /// the scan or (long pieces) the heap, with pair look-ups through the thread's cache.
     #[inline(always)]
-    fn bpe_uncached(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<Rank>) {
+    fn bpe_uncached(&self, piece: &[u8], cache: &mut PieceCache, out: &mut Vec<TokenId>) {
         if self.bpe_chars(piece, &mut cache.pairs, &mut cache.scratch, out) {
             return;
         }
@@ -851,7 +854,7 @@ impl Encoder {
     }
 
     /// Encodes text, treating special-token text as plain text. Appends to `out`.
-    pub fn encode_ordinary_into(&self, text: &[u8], out: &mut Vec<Rank>) {
+    pub fn encode_ordinary_into(&self, text: &[u8], out: &mut Vec<TokenId>) {
         let mut cache = self.cache.get_or_default().borrow_mut();
         let tiled = EncodeTiles {
             encoder: self,
@@ -866,7 +869,7 @@ impl Encoder {
     }
 
     /// Encodes text, treating special-token text as plain text.
-    pub fn encode_ordinary(&self, text: &[u8]) -> Vec<Rank> {
+    pub fn encode_ordinary(&self, text: &[u8]) -> Vec<TokenId> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_ordinary_into(text, &mut out);
         out
@@ -942,7 +945,7 @@ impl Encoder {
         &self,
         text: &[u8],
         policy: &SpecialPolicy,
-        out: &mut Vec<Rank>,
+        out: &mut Vec<TokenId>,
     ) -> Result<(), Error> {
         self.check_disallowed(text, policy)?;
         if !policy.any_allowed() {
@@ -957,7 +960,7 @@ impl Encoder {
     }
 
     /// Encodes text with the special-token policy.
-    pub fn encode(&self, text: &[u8], policy: &SpecialPolicy) -> Result<Vec<Rank>, Error> {
+    pub fn encode(&self, text: &[u8], policy: &SpecialPolicy) -> Result<Vec<TokenId>, Error> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_into(text, policy, &mut out)?;
         Ok(out)
@@ -985,7 +988,7 @@ impl Encoder {
         let mut stop = None;
         let mut cache = self.cache.get_or_default().borrow_mut();
         // Encode one piece; hand the ids over once past the next step.
-        let mut piece = |p: &[u8], out: &mut Vec<Rank>| {
+        let mut piece = |p: &[u8], out: &mut Vec<TokenId>| {
             self.encode_piece(p, &mut cache, out);
             let done = p.as_ptr() as usize - base + p.len();
             if done >= next {
@@ -1028,7 +1031,7 @@ impl Encoder {
         &self,
         text: &[u8],
         policy: &SpecialPolicy,
-    ) -> Result<(Vec<Rank>, Vec<Span>), Error> {
+    ) -> Result<(Vec<TokenId>, Vec<Span>), Error> {
         self.check_disallowed(text, policy)?;
         let mut ids = Vec::new();
         let mut spans = Vec::new();
@@ -1059,7 +1062,7 @@ impl Encoder {
 
     /// The bytes of one token, or `None` for an unknown id.
     #[inline]
-    pub fn token_bytes(&self, id: Rank) -> Option<&[u8]> {
+    pub fn token_bytes(&self, id: TokenId) -> Option<&[u8]> {
         let &(s, e) = self.spans.get(id as usize)?;
         if s > e {
             return None;
@@ -1068,7 +1071,7 @@ impl Encoder {
     }
 
     /// Concatenates the tokens' bytes; an unknown id is an error naming it.
-    pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>, Error> {
+    pub fn decode_bytes(&self, ids: &[TokenId]) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(ids.len() * 4);
         for &id in ids {
             let b = self
@@ -1101,7 +1104,7 @@ struct EncodeTiles<'a> {
     encoder: &'a Encoder,
     text: &'a [u8],
     cache: &'a mut PieceCache,
-    out: &'a mut Vec<Rank>,
+    out: &'a mut Vec<TokenId>,
 }
 
 impl TileLoop for EncodeTiles<'_> {
@@ -1124,10 +1127,10 @@ impl TileLoop for EncodeTiles<'_> {
 /// returns the number of parts.
 #[inline]
 fn merge_scan<const N: usize>(
-    ids: &mut [Rank; N],
-    prio: &mut [(u32, Rank); N],
+    ids: &mut [TokenId; N],
+    prio: &mut [(u32, TokenId); N],
     mut n: usize,
-    mut pair: impl FnMut(Rank, Rank) -> (u32, Rank),
+    mut pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
 ) -> usize {
     while n > 1 {
         let (best, at) = lowest_pair(&prio[..n - 1]);
@@ -1141,7 +1144,7 @@ fn merge_scan<const N: usize>(
 
 /// The lowest priority among `prio` and its position, leftmost on ties (`NONE` if none).
 #[inline(always)]
-fn lowest_pair(prio: &[(u32, Rank)]) -> (u32, usize) {
+fn lowest_pair(prio: &[(u32, TokenId)]) -> (u32, usize) {
     let (mut best, mut at) = (NONE, 0);
     for (i, p) in prio.iter().enumerate() {
         if p.0 < best {
@@ -1157,11 +1160,11 @@ fn lowest_pair(prio: &[(u32, Rank)]) -> (u32, usize) {
 /// new number of parts.
 #[inline(always)]
 fn merge_at<const N: usize>(
-    ids: &mut [Rank; N],
-    prio: &mut [(u32, Rank); N],
+    ids: &mut [TokenId; N],
+    prio: &mut [(u32, TokenId); N],
     mut n: usize,
     at: usize,
-    pair: &mut impl FnMut(Rank, Rank) -> (u32, Rank),
+    pair: &mut impl FnMut(TokenId, TokenId) -> (u32, TokenId),
 ) -> usize {
     ids[at] = prio[at].1;
     // Element by element: the pieces are short, and copy_within is a call to memmove
@@ -1228,12 +1231,12 @@ mod tests {
     use super::*;
     use crate::test_rng::Lcg;
 
-    fn bytes_vocab() -> Vec<(Rank, Vec<u8>)> {
+    fn bytes_vocab() -> Vec<(TokenId, Vec<u8>)> {
         // Deliberately not identity: byte b gets id 255 - b.
         (0..256u32).map(|b| (255 - b, vec![b as u8])).collect()
     }
 
-    fn merges_encoder(merges: &[(&str, &str)], extra: &[(Rank, &str)]) -> Encoder {
+    fn merges_encoder(merges: &[(&str, &str)], extra: &[(TokenId, &str)]) -> Encoder {
         let mut vocab = bytes_vocab();
         for (id, t) in extra {
             vocab.push((*id, t.as_bytes().to_vec()));
@@ -1281,7 +1284,8 @@ mod tests {
                 enc.bpe_short(&piece, &mut short);
             } else {
                 // The scan works for any length; compare it with the heap on long inputs too.
-                let mut ids: Vec<Rank> = piece.iter().map(|&b| enc.byte_ids[b as usize]).collect();
+                let mut ids: Vec<TokenId> =
+                    piece.iter().map(|&b| enc.byte_ids[b as usize]).collect();
                 loop {
                     let best = (0..ids.len().saturating_sub(1))
                         .map(|i| (enc.pair(ids[i], ids[i + 1]), i))
@@ -1351,7 +1355,7 @@ mod tests {
     #[test]
     fn rank_mode_merges_lowest_concatenation() {
         // Ranks: bytes 0..255, then "ab" 256, "bc" 257, "abc" 258.
-        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        let mut vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
         vocab.extend([
             (256, b"ab".to_vec()),
             (257, b"bc".to_vec()),
@@ -1371,7 +1375,7 @@ mod tests {
         // "abc" ranks below "ab": an extended vocab (Qwen3.5's いっぱい is いっぱ + い, the
         // part added later). tiktoken merges "ab" (257) when nothing lower is left, then
         // "ab" + "c" (256). Expected ids from tiktoken on the same ranks.
-        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        let mut vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
         vocab.extend([(256, b"abc".to_vec()), (257, b"ab".to_vec())]);
         let enc = Encoder::new(vocab, None, vec![], r"\S+|\s+").unwrap();
         assert_eq!(enc.encode_ordinary(b"abc"), vec![256]);
@@ -1384,7 +1388,7 @@ mod tests {
     fn rank_mode_takes_a_whole_token_even_if_unreachable() {
         // No pair of "xyz" is a token: no merge builds it, only a pre-token equal to it
         // (tiktoken: "xyz" -> [256], "xyzw" -> the four bytes).
-        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        let mut vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
         vocab.push((256, b"xyz".to_vec()));
         let enc = Encoder::new(vocab, None, vec![], r"\S+|\s+").unwrap();
         assert_eq!(enc.encode_ordinary(b"xyz"), vec![256]);
@@ -1394,7 +1398,7 @@ mod tests {
 
     /// tiktoken's algorithm as it is written: merge the adjacent pair whose concatenation
     /// has the lowest rank, leftmost on ties, until none is a token.
-    fn tiktoken_bpe(ranks: &FxHashMap<Vec<u8>, Rank>, piece: &[u8]) -> Vec<Rank> {
+    fn tiktoken_bpe(ranks: &FxHashMap<Vec<u8>, TokenId>, piece: &[u8]) -> Vec<TokenId> {
         if let Some(&id) = ranks.get(piece) {
             return vec![id];
         }
@@ -1442,8 +1446,8 @@ mod tests {
                 let j = 256 + rng.below(i - 255);
                 tokens.swap(i, j);
             }
-            let vocab: Vec<(Rank, Vec<u8>)> = (0..).zip(tokens).collect();
-            let ranks: FxHashMap<Vec<u8>, Rank> =
+            let vocab: Vec<(TokenId, Vec<u8>)> = (0..).zip(tokens).collect();
+            let ranks: FxHashMap<Vec<u8>, TokenId> =
                 vocab.iter().map(|(i, t)| (t.clone(), *i)).collect();
             let enc = Encoder::new(vocab, None, vec![], r"\S+|\s+").unwrap();
             for _ in 0..30 {
@@ -1462,13 +1466,13 @@ mod tests {
 
     #[test]
     fn non_ascii_pieces_take_a_whole_token_only_where_tiktoken_does() {
-        // Rank mode: no merge builds these (the vocab has no token of two bytes), but
+        // TokenId mode: no merge builds these (the vocab has no token of two bytes), but
         // tiktoken's rule gives a pre-token equal to one its id. Non-ASCII pieces skip the
         // whole-token table, so this checks the road they take instead, for a piece that
         // starts with a CJK ideograph (no piece cache), another short one (through the
         // cache, twice: miss then hit) and one past 15 bytes.
         let long = "中文中文中文".as_bytes();
-        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        let mut vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
         vocab.extend([
             (256, "中文".as_bytes().to_vec()),
             (257, "éé".as_bytes().to_vec()),
@@ -1481,13 +1485,17 @@ mod tests {
         assert_eq!(enc.encode_ordinary("éé".as_bytes()), vec![257]);
         assert_eq!(enc.encode_ordinary(long), vec![258]);
         // Inside a longer piece no merge makes them: bytes.
-        let bytes = |s: &str| s.bytes().map(Rank::from).collect::<Vec<_>>();
+        let bytes = |s: &str| s.bytes().map(TokenId::from).collect::<Vec<_>>();
         assert_eq!(enc.encode_ordinary("中文中".as_bytes()), bytes("中文中"));
         assert_eq!(enc.encode_ordinary("ééé".as_bytes()), bytes("ééé"));
 
         // Merges mode: a token no merge builds is never a short-cut, non-ASCII or not.
         let enc = merges_encoder(&[], &[(300, "中文"), (301, "éé"), (302, "中文中文中文")]);
-        let bytes = |s: &str| s.bytes().map(|b| 255 - Rank::from(b)).collect::<Vec<_>>();
+        let bytes = |s: &str| {
+            s.bytes()
+                .map(|b| 255 - TokenId::from(b))
+                .collect::<Vec<_>>()
+        };
         for s in ["中文", "éé", "中文中文中文"] {
             assert_eq!(enc.encode_ordinary(s.as_bytes()), bytes(s), "{s}");
         }
@@ -1495,7 +1503,7 @@ mod tests {
 
     #[test]
     fn specials_policy() {
-        let mut vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        let mut vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
         vocab.push((256, b"ab".to_vec()));
         let enc = Encoder::new(
             vocab,

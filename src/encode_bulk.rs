@@ -21,7 +21,7 @@
 //! on one thread, in steps, writing the ids of each step as it goes.
 
 use crate::encode::{Encoder, SpecialPolicy};
-use crate::{Error, Rank};
+use crate::{Error, TokenId};
 use rayon::prelude::*;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
@@ -62,7 +62,7 @@ pub fn encode_batch<T: AsRef<[u8]> + Sync>(
     texts: &[T],
     policy: &SpecialPolicy,
     threads: usize,
-) -> Result<Vec<Vec<Rank>>, Error> {
+) -> Result<Vec<Vec<TokenId>>, Error> {
     let mut out = vec![Vec::new(); texts.len()];
     encode_batch_each(enc, texts, policy, threads, &mut |(start, block)| {
         for (slot, ids) in out[start..].iter_mut().zip(block) {
@@ -81,7 +81,7 @@ const TAIL_BLOCK: usize = 8 << 10;
 const TAIL_BLOCKS: usize = 2;
 
 /// The ids of one block of texts and the index of its first text.
-pub type Block = (usize, Vec<Vec<Rank>>);
+pub type Block = (usize, Vec<Vec<TokenId>>);
 
 /// [`encode_batch`] that hands each block of results to `sink` on the calling thread, as
 /// blocks finish (in any order), while other threads encode the blocks after it. Whatever the
@@ -128,7 +128,7 @@ pub fn encode_batch_each<T: AsRef<[u8]> + Sync>(
             (start, bytes) = (i + 1, 0);
         }
     }
-    let encode_block = |n: usize| -> Result<Vec<Vec<Rank>>, Error> {
+    let encode_block = |n: usize| -> Result<Vec<Vec<TokenId>>, Error> {
         texts[blocks[n].clone()]
             .iter()
             .map(|t| enc.encode(t.as_ref(), policy))
@@ -221,7 +221,7 @@ impl Stream {
         enc: &Encoder,
         chunk: &[u8],
         policy: &SpecialPolicy,
-    ) -> Result<Vec<Rank>, Error> {
+    ) -> Result<Vec<TokenId>, Error> {
         self.buf.extend_from_slice(chunk);
         // A cut needs max_special_len bytes after it, to see special tokens through it.
         let limit = self.buf.len().saturating_sub(enc.max_special_len() + 1);
@@ -245,7 +245,7 @@ impl Stream {
     }
 
     /// Encodes what is left.
-    pub fn finish(&mut self, enc: &Encoder, policy: &SpecialPolicy) -> Result<Vec<Rank>, Error> {
+    pub fn finish(&mut self, enc: &Encoder, policy: &SpecialPolicy) -> Result<Vec<TokenId>, Error> {
         let ids = enc.encode(&self.buf, policy)?;
         self.buf.clear();
         self.searched = 0;
@@ -311,7 +311,7 @@ pub fn encode_file(
         let mut count = 0u64;
         let mut pos = 0usize;
         let mut bytes = Vec::new();
-        let mut write = |ids: &[Rank]| -> Result<(), Error> {
+        let mut write = |ids: &[TokenId]| -> Result<(), Error> {
             count += ids.len() as u64;
             bytes.clear();
             if wide {
@@ -348,7 +348,7 @@ pub fn encode_file(
                 chunks.push(&text[pos..end]);
                 pos = end;
             }
-            let ids: Vec<Result<Vec<Rank>, Error>> =
+            let ids: Vec<Result<Vec<TokenId>, Error>> =
                 pool.install(|| chunks.par_iter().map(|c| enc.encode(c, policy)).collect());
             for ids in ids {
                 write(&ids?)?;
@@ -462,11 +462,11 @@ mod tests {
     use crate::test_rng::Lcg;
 
     fn encoder(pattern: &str, specials: &[&str]) -> Encoder {
-        let vocab: Vec<(Rank, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+        let vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
         let specials = specials
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.as_bytes().to_vec(), 1000 + i as Rank))
+            .map(|(i, s)| (s.as_bytes().to_vec(), 1000 + i as TokenId))
             .collect();
         Encoder::new(vocab, Some(&[]), specials, pattern).unwrap()
     }
@@ -552,7 +552,7 @@ mod tests {
         }
     }
 
-    fn in_steps(enc: &Encoder, text: &[u8], utf8: bool, step: usize) -> (Vec<Rank>, Vec<usize>) {
+    fn in_steps(enc: &Encoder, text: &[u8], utf8: bool, step: usize) -> (Vec<TokenId>, Vec<usize>) {
         let policy = SpecialPolicy::all(enc.special_tokens().len());
         let s = if utf8 {
             std::str::from_utf8(text).ok()
@@ -677,12 +677,12 @@ mod tests {
             .collect();
         let total: usize = texts.iter().map(|t| t.len()).sum();
         assert!(total > 8 * BATCH_BLOCK, "{total}");
-        let want: Vec<Vec<Rank>> = texts
+        let want: Vec<Vec<TokenId>> = texts
             .iter()
             .map(|t| enc.encode(t.as_bytes(), &policy).unwrap())
             .collect();
         for threads in [0, 1, 2, 3] {
-            let mut got: Vec<Option<Vec<Rank>>> = vec![None; texts.len()];
+            let mut got: Vec<Option<Vec<TokenId>>> = vec![None; texts.len()];
             encode_batch_each(&enc, &texts, &policy, threads, &mut |(start, ids)| {
                 for (i, ids) in ids.into_iter().enumerate() {
                     assert!(
@@ -694,7 +694,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-            let got: Vec<Vec<Rank>> = got.into_iter().map(|g| g.expect("every text")).collect();
+            let got: Vec<Vec<TokenId>> = got.into_iter().map(|g| g.expect("every text")).collect();
             assert_eq!(got, want, "threads {threads}");
             assert_eq!(encode_batch(&enc, &texts, &policy, threads).unwrap(), want);
         }

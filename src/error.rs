@@ -16,7 +16,7 @@ pub enum Error {
     Io { path: String, reason: String },
     /// Work stopped because the caller asked (Ctrl-C).
     Interrupted,
-    /// Serialized word counts that are not what `WordCounts::to_bytes` writes.
+    /// Serialized word counts that are not what `PretokenCounts::to_bytes` writes.
     InvalidCounts { reason: String },
 }
 

@@ -26,7 +26,8 @@ mod py;
 #[cfg(test)]
 mod test_rng;
 
-/// A token id. Ids are dense: 0..vocab_size.
-pub type Rank = u32;
+/// A token id. Ids are dense: 0..vocab_size. In a rank table a token's id is also its rank
+/// (its merge priority, tiktoken's word); with merges the priority is the merge's index.
+pub type TokenId = u32;
 
 pub use error::Error;

@@ -63,7 +63,7 @@ mod encoder {
     use super::ints::Ints;
     use crate::encode::{char_spans, Encoder, SpecialPolicy};
     use crate::encode_bulk::{self, Stream};
-    use crate::{Error, Rank};
+    use crate::{Error, TokenId};
     use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError, PyValueError};
     use pyo3::prelude::*;
     use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -80,8 +80,8 @@ mod encoder {
     fn detached<R: Send>(
         py: Python<'_>,
         bytes: &[u8],
-        ids: &mut Vec<Rank>,
-        encode: impl FnOnce(&[u8], &mut Vec<Rank>) -> R + Send,
+        ids: &mut Vec<TokenId>,
+        encode: impl FnOnce(&[u8], &mut Vec<TokenId>) -> R + Send,
     ) -> R {
         ids.reserve(bytes.len() / 3 + 1);
         if bytes.len() < DETACH_BYTES {
@@ -173,9 +173,9 @@ mod encoder {
     /// the buffer is in use (a `__del__` run by the GC while a list is built may encode). A
     /// buffer grown past 256 KB is given back: for long texts the allocation is nothing, and
     /// memory must not stay at the largest text's size.
-    fn with_ids_buffer<R>(f: impl FnOnce(&mut Vec<Rank>) -> R) -> R {
+    fn with_ids_buffer<R>(f: impl FnOnce(&mut Vec<TokenId>) -> R) -> R {
         thread_local! {
-            static IDS: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
+            static IDS: std::cell::RefCell<Vec<TokenId>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         IDS.with(|cell| match cell.try_borrow_mut() {
             Ok(mut ids) => {
@@ -191,7 +191,11 @@ mod encoder {
     }
 
     /// A Python list of the ids: new references to the encoder's ints (see `ints.rs`).
-    fn ids_list<'py>(py: Python<'py>, ints: &Ints, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+    fn ids_list<'py>(
+        py: Python<'py>,
+        ints: &Ints,
+        ids: &[TokenId],
+    ) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::new(py, ids.iter().map(|&id| ints.get(py, id)))?;
         // Untracked by the cyclic GC, as CPython itself untracks tuples and dicts that hold
         // only atomic values: a list of ints cannot be part of a cycle, yet every young
@@ -264,7 +268,7 @@ mod encoder {
             Ok(policy)
         }
 
-        fn ids(&self, ids: &Bound<'_, PyAny>) -> PyResult<Vec<Rank>> {
+        fn ids(&self, ids: &Bound<'_, PyAny>) -> PyResult<Vec<TokenId>> {
             let py = ids.py();
             let bad = |item: &Bound<'_, PyAny>| -> PyErr {
                 match py
@@ -286,7 +290,7 @@ mod encoder {
                     return Err(bad(&item));
                 }
                 match item.extract::<i64>() {
-                    Ok(i) if (0..=Rank::MAX as i64).contains(&i) => out.push(i as Rank),
+                    Ok(i) if (0..=TokenId::MAX as i64).contains(&i) => out.push(i as TokenId),
                     _ => return Err(bad(&item)),
                 }
             }
@@ -305,14 +309,14 @@ mod encoder {
             py: Python<'_>,
             vocab: &Bound<'_, PyDict>,
             merges: Option<&Bound<'_, PyAny>>,
-            special_tokens: Vec<(String, Rank)>,
+            special_tokens: Vec<(String, TokenId)>,
             pattern: &str,
             ignore_merges: bool,
         ) -> PyResult<Self> {
             let mut v = Vec::with_capacity(vocab.len());
             for (k, b) in vocab.iter() {
                 v.push((
-                    k.extract::<Rank>()?,
+                    k.extract::<TokenId>()?,
                     b.cast::<PyBytes>()?.as_bytes().to_vec(),
                 ));
             }
@@ -634,7 +638,7 @@ mod encoder {
             text: &Bound<'_, PyAny>,
             allowed: Option<&Bound<'_, PyAny>>,
             disallowed: Option<&Bound<'_, PyAny>>,
-            ids: &mut Vec<Rank>,
+            ids: &mut Vec<TokenId>,
         ) -> PyResult<()> {
             let bytes = str_bytes(checked_str(text)?)?;
             let policy = self.policy_or_default(py, allowed, disallowed)?;
@@ -647,7 +651,7 @@ mod encoder {
             py: Python<'_>,
             bytes: &[u8],
             policy: &SpecialPolicy,
-            ids: &mut Vec<Rank>,
+            ids: &mut Vec<TokenId>,
         ) -> PyResult<()> {
             detached(py, bytes, ids, |b, ids| {
                 self.inner.encode_into(b, policy, ids)
@@ -704,7 +708,7 @@ mod encoder {
 // ---------------------------------------------------------------------------------------
 
 mod training {
-    use crate::count::{Counter, WordCounts};
+    use crate::count::{Counter, PretokenCounts};
     use crate::encode::Encoder;
     use crate::train::Rules;
     use crate::Error;
@@ -755,23 +759,23 @@ mod training {
     }
 
     /// Distinct pre-tokens (bytes) and their counts (u64).
-    #[pyclass(frozen, name = "WordCounts", module = "bytepair._core")]
-    pub struct PyWordCounts {
-        inner: Mutex<WordCounts>,
+    #[pyclass(frozen, name = "PretokenCounts", module = "bytepair._core")]
+    pub struct PyPretokenCounts {
+        inner: Mutex<PretokenCounts>,
     }
 
-    impl PyWordCounts {
-        fn lock(&self) -> std::sync::MutexGuard<'_, WordCounts> {
-            self.inner.lock().expect("WordCounts lock")
+    impl PyPretokenCounts {
+        fn lock(&self) -> std::sync::MutexGuard<'_, PretokenCounts> {
+            self.inner.lock().expect("PretokenCounts lock")
         }
     }
 
     #[pymethods]
-    impl PyWordCounts {
+    impl PyPretokenCounts {
         #[new]
         fn new() -> Self {
-            PyWordCounts {
-                inner: Mutex::new(WordCounts::new()),
+            PyPretokenCounts {
+                inner: Mutex::new(PretokenCounts::new()),
             }
         }
 
@@ -805,7 +809,7 @@ mod training {
         }
 
         /// Adds every count of `other` into this one.
-        fn merge(&self, other: &PyWordCounts) {
+        fn merge(&self, other: &PyPretokenCounts) {
             let theirs = other.lock().clone();
             self.lock().merge(theirs);
         }
@@ -818,8 +822,8 @@ mod training {
 
         #[staticmethod]
         fn from_bytes(data: &[u8]) -> PyResult<Self> {
-            let wc = WordCounts::from_bytes(data).map_err(|e| to_py(e, None))?;
-            Ok(PyWordCounts {
+            let wc = PretokenCounts::from_bytes(data).map_err(|e| to_py(e, None))?;
+            Ok(PyPretokenCounts {
                 inner: Mutex::new(wc),
             })
         }
@@ -854,7 +858,7 @@ mod training {
         fn count_files(
             &self,
             py: Python<'_>,
-            counts: &PyWordCounts,
+            counts: &PyPretokenCounts,
             paths: Vec<PathBuf>,
             progress: Option<Py<PyAny>>,
             ranges: Option<Vec<(u64, u64)>>,
@@ -881,7 +885,7 @@ mod training {
         fn count_texts(
             &self,
             py: Python<'_>,
-            counts: &PyWordCounts,
+            counts: &PyPretokenCounts,
             texts: Vec<Bound<'_, PyAny>>,
             progress: Option<Py<PyAny>>,
         ) -> PyResult<()> {
@@ -934,18 +938,18 @@ mod training {
         fn count_into(
             &self,
             py: Python<'_>,
-            counts: &PyWordCounts,
+            counts: &PyPretokenCounts,
             progress: &Option<Py<PyAny>>,
             count: impl FnOnce(
                     &Counter,
-                    &mut WordCounts,
+                    &mut PretokenCounts,
                     &mut dyn FnMut(u64, u64) -> bool,
                 ) -> Result<(), Error>
                 + Send,
         ) -> PyResult<()> {
             let pending = Mutex::new(None);
             let result = py.detach(|| {
-                let mut local = WordCounts::new();
+                let mut local = PretokenCounts::new();
                 let mut report = reporter(progress, &pending);
                 count(&self.inner, &mut local, &mut report).map(|()| local)
             });
@@ -972,7 +976,7 @@ mod training {
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     pub fn train_merges<'py>(
         py: Python<'py>,
-        counts: &PyWordCounts,
+        counts: &PyPretokenCounts,
         num_merges: usize,
         min_frequency: u64,
         progress: Option<Py<PyAny>>,
@@ -1098,7 +1102,7 @@ mod training {
         }
 
         /// Each word as the base encodes it, as symbols; on all cores.
-        fn encode(&self, words: WordCounts) -> Vec<(Vec<u32>, u64)> {
+        fn encode(&self, words: PretokenCounts) -> Vec<(Vec<u32>, u64)> {
             let words: Vec<_> = words.into_words().collect();
             words
                 .into_par_iter()
@@ -1116,7 +1120,7 @@ mod training {
     }
 
     pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        m.add_class::<PyWordCounts>()?;
+        m.add_class::<PyPretokenCounts>()?;
         m.add_class::<PyCounter>()?;
         m.add_function(wrap_pyfunction!(train_merges, m)?)?;
         Ok(())

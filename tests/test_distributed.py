@@ -212,7 +212,7 @@ def test_ray_counts_equal_local_counts_byte_for_byte(ray_cluster, corpus_dir):
     files = expand_inputs([corpus_dir])
     shards = plan_shards(files, [EOT], 20_000)
     assert len(shards) > len(files) + 5  # byte ranges, not only whole files
-    local = _core.WordCounts()
+    local = _core.PretokenCounts()
     _core.PretokenCounter(reference_pattern(), [EOT]).count_files(local, files)
     for fan_in in (2, 5):
         ray_counts = distributed.count(

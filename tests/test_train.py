@@ -28,13 +28,13 @@ PATTERNS = ("gpt2", "cl100k", "o200k")
 
 def rust_counts(data: bytes, pattern: str, special_tokens=(), chunk_size=None) -> Counter:
     counter = _core.PretokenCounter(pattern, list(special_tokens), 2, chunk_size)
-    counts = _core.WordCounts()
+    counts = _core.PretokenCounts()
     counter.count_texts(counts, [data])
     return Counter(dict(counts.items()))
 
 
 def rust_merges(counts: Counter, num_merges: int, min_frequency: int = 1):
-    wc = _core.WordCounts()
+    wc = _core.PretokenCounts()
     for word, n in counts.items():
         wc.add(word, n)
     return _core.train_merges(wc, num_merges, min_frequency)
@@ -78,7 +78,7 @@ def test_files_texts_and_reference_count_the_same(tmp_path, pattern):
     want = reference.count_pretokens(data, pattern, [EOT])
     for chunk_size in (None, 1, 300):
         counter = _core.PretokenCounter(pattern, [EOT], 2, chunk_size)
-        from_file, from_text = _core.WordCounts(), _core.WordCounts()
+        from_file, from_text = _core.PretokenCounts(), _core.PretokenCounts()
         counter.count_files(from_file, [str(path)])
         counter.count_texts(from_text, [data])
         assert Counter(dict(from_file.items())) == want
@@ -97,14 +97,14 @@ def test_byte_ranges_of_files_count_like_those_bytes(tmp_path, pattern):
     ranges = [(0, len(data)), (1, 40_001), (12_345, 12_346), (70_000, 70_000)]
     for chunk_size in (None, 300):
         counter = _core.PretokenCounter(pattern, [EOT], 2, chunk_size)
-        got = _core.WordCounts()
+        got = _core.PretokenCounts()
         counter.count_files(got, [str(path)] * len(ranges), ranges=ranges)
         want = Counter()
         for a, b in ranges:
             want.update(reference.count_pretokens(data[a:b], pattern, [EOT]))
         assert Counter(dict(got.items())) == +want
     with pytest.raises(ValueError, match="2 ranges for 1 paths"):
-        counter.count_files(_core.WordCounts(), [str(path)], ranges=[(0, 1), (1, 2)])
+        counter.count_files(_core.PretokenCounts(), [str(path)], ranges=[(0, 1), (1, 2)])
     # Through bytepair.train: the same merges as training on a copy of the range.
     copy = tmp_path / "copy.txt"
     copy.write_bytes(data[:40_000])
@@ -211,7 +211,7 @@ def test_each_text_is_its_own_document():
         tok = bytepair.train(["a\n", "\nb"], vocab_size=257, progress=False)
     assert tok.merges == []
     counter = _core.PretokenCounter("gpt2", [])
-    counts = _core.WordCounts()
+    counts = _core.PretokenCounts()
     counter.count_texts(counts, ["x\n", "\n y", b"\xff"])
     assert dict(counts.items()) == {b"x": 1, b"\n": 2, b" y": 1, b"\xff": 1}
 
@@ -234,23 +234,23 @@ def test_train_accepts_paths_texts_and_generators(tmp_path):
 def test_lone_surrogates_count_as_their_bytes():
     text = b"caf\xe9 caf\xe9".decode("utf-8", "surrogateescape")
     counter = _core.PretokenCounter("gpt2", [])
-    counts = _core.WordCounts()
+    counts = _core.PretokenCounts()
     counter.count_texts(counts, [text])
     assert dict(counts.items()) == reference.count_pretokens(b"caf\xe9 caf\xe9")
 
 
 def test_word_counts_merge_and_serialize():
-    a, b = _core.WordCounts(), _core.WordCounts()
+    a, b = _core.PretokenCounts(), _core.PretokenCounts()
     a.add(b"the", 3)
     b.add(b"the", 2)
     b.add(b"\xff", 2**40)
     a.merge(b)
     assert a.items() == [(b"the", 5), (b"\xff", 2**40)]
     assert len(a) == 2 and a.total() == 5 + 2**40 and a.get(b"nope") == 0
-    again = _core.WordCounts.from_bytes(a.to_bytes())
+    again = _core.PretokenCounts.from_bytes(a.to_bytes())
     assert again.items() == a.items() and again.to_bytes() == a.to_bytes()
     with pytest.raises(ValueError, match="truncated"):
-        _core.WordCounts.from_bytes(a.to_bytes()[:-1])
+        _core.PretokenCounts.from_bytes(a.to_bytes()[:-1])
 
 
 def test_a_raising_progress_callback_stops_the_work(tmp_path):
@@ -262,8 +262,8 @@ def test_a_raising_progress_callback_stops_the_work(tmp_path):
 
     counter = _core.PretokenCounter("gpt2", [])
     with pytest.raises(RuntimeError, match="stop at"):
-        counter.count_files(_core.WordCounts(), [str(path)], progress=stop)
-    counts = _core.WordCounts()
+        counter.count_files(_core.PretokenCounts(), [str(path)], progress=stop)
+    counts = _core.PretokenCounts()
     counts.add(b"abc", 5)
     with pytest.raises(RuntimeError, match="stop at"):
         _core.train_merges(counts, 10, progress=stop)
@@ -329,7 +329,7 @@ def test_sentences_are_texts():
 
 def test_consuming_the_counts_gives_the_same_merges_and_empties_them():
     counts = reference.count_pretokens(corpus_sample("tinystories", 50_000))
-    wc = _core.WordCounts()
+    wc = _core.PretokenCounts()
     for word, n in counts.items():
         wc.add(word, n)
     kept = _core.train_merges(wc, 200)

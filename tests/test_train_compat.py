@@ -145,7 +145,7 @@ def test_modes_are_checked():
 
 
 def rust_merges(counts: dict[bytes, int], num: int, mode: str, max_token_length=None, **kw):
-    wc = _core.WordCounts()
+    wc = _core.PretokenCounts()
     for word, n in counts.items():
         wc.add(word, n)
     base = None

@@ -150,7 +150,7 @@ def test_rust_extends_as_the_reference_does(first, second, compat, rank_table):
         merges = reference.train_from_counts(first, 8)
     base = Tokenizer(reference.build_vocab(merges), None if rank_table else merges)
     want = reference_merges_from_counts(base, second, 20, compat)
-    counts = _core.WordCounts()
+    counts = _core.PretokenCounts()
     for word, n in second.items():
         counts.add(word, n)
     rules = bytepair.compat.core_rules(compat, None)

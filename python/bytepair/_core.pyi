@@ -77,7 +77,7 @@ class Stream:
 
 Progress = Callable[[int, int], object]
 
-class WordCounts:
+class PretokenCounts:
     """Distinct pre-tokens (bytes) and their u64 counts."""
 
     def __init__(self) -> None: ...
@@ -86,10 +86,10 @@ class WordCounts:
     def get(self, word: bytes) -> int: ...
     def add(self, word: bytes, count: int = 1) -> None: ...
     def items(self) -> list[tuple[bytes, int]]: ...
-    def merge(self, other: WordCounts) -> None: ...
+    def merge(self, other: PretokenCounts) -> None: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
-    def from_bytes(data: bytes) -> WordCounts: ...
+    def from_bytes(data: bytes) -> PretokenCounts: ...
 
 class PretokenCounter:
     """Counts pre-tokens with one pattern and set of special tokens, on all cores."""
@@ -103,20 +103,20 @@ class PretokenCounter:
     ) -> None: ...
     def count_files(
         self,
-        counts: WordCounts,
+        counts: PretokenCounts,
         paths: Sequence[str | PathLike[str]],
         progress: Progress | None = None,
         ranges: Sequence[tuple[int, int]] | None = None,
     ) -> None: ...
     def count_texts(
         self,
-        counts: WordCounts,
+        counts: PretokenCounts,
         texts: Sequence[str | bytes],
         progress: Progress | None = None,
     ) -> None: ...
 
 def train_merges(
-    counts: WordCounts,
+    counts: PretokenCounts,
     num_merges: int,
     min_frequency: int = 1,
     progress: Progress | None = None,

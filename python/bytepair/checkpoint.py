@@ -12,7 +12,7 @@ bytes                 content
 4                     header length ``h``, u32 little-endian
 ``h``                 header: UTF-8 JSON ``{"key": ..., "words": n, "payload_bytes": m,
                       "payload_sha256": hex}``
-``m``                 payload: the counts as ``WordCounts.to_bytes()`` writes them
+``m``                 payload: the counts as ``PretokenCounts.to_bytes()`` writes them
 ====================  ===============================================================
 
 The file is named ``<sha256 of the key>.counts``. The key is everything the counts

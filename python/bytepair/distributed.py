@@ -167,7 +167,7 @@ def _count(shard: Shard, pattern: str, special_tokens: Sequence[str]):
     from bytepair import _core
 
     counter = importlib.import_module("bytepair.train")._counter(pattern, list(special_tokens), 1)
-    counts = _core.WordCounts()
+    counts = _core.PretokenCounts()
     # Memory-mapped, never read whole; a range of a file is counted in place.
     counter.count_files(counts, [shard.path], ranges=[(shard.start, shard.end)])
     return counts
@@ -181,7 +181,7 @@ def merge_payloads(refs: list) -> tuple[bytes, int]:
 
     total = None
     for ref in refs:
-        part = _core.WordCounts.from_bytes(ray.get(ref))
+        part = _core.PretokenCounts.from_bytes(ray.get(ref))
         if total is None:
             total = part
         else:
@@ -204,7 +204,7 @@ def count(
     progress: bool = True,
     on_shard: Callable[[ShardReport], None] | None = None,
 ):
-    """Counts the pre-tokens of a corpus on Ray; returns the core's ``WordCounts``.
+    """Counts the pre-tokens of a corpus on Ray; returns the core's ``PretokenCounts``.
 
     ``max_in_flight`` bounds the count tasks submitted at once (default: twice the
     cluster's CPUs), which also bounds the finished partials waiting for a reduce.
@@ -281,8 +281,8 @@ def count(
     if show and loaded:
         print(f"{loaded} of {len(shards)} shards loaded from checkpoints", file=sys.stderr)
     if not ready:
-        return _core.WordCounts()
-    return _core.WordCounts.from_bytes(_get(ray, ready[0]))
+        return _core.PretokenCounts()
+    return _core.PretokenCounts.from_bytes(_get(ray, ready[0]))
 
 
 def _get(ray, ref):

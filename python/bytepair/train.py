@@ -217,7 +217,7 @@ def _learn(
     cut = [*(base.special_tokens if base is not None else ()), *special_tokens]
     cut = list(dict.fromkeys(cut)) if compat_mode.cuts_special_tokens(compat) else []
     counter = _counter(pattern, cut, threads)
-    counts = _core.WordCounts()
+    counts = _core.PretokenCounts()
     show = wanted(progress)
     paths, texts = _sources(files_or_texts)
     # A list of texts has a known size, so its bar has an ETA; an iterator's has none.
@@ -312,7 +312,7 @@ def _merges_from_counts(
     base: Tokenizer | None = None,
     max_token_length: int | None = None,
 ) -> list[Merge]:
-    """The merge loop over counted pre-tokens (a ``_core.WordCounts``), with its bar and
+    """The merge loop over counted pre-tokens (a ``_core.PretokenCounts``), with its bar and
     the early-stop warning: the same code after local counting and after ``engine="ray"``."""
     if base is not None:
         wanted_new = extend.num_new_tokens(base, vocab_size, special_tokens)

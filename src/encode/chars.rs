@@ -32,7 +32,7 @@
 
 use super::filter::PairFilter;
 use super::{lowest_pair, merge_at, merge_scan, Encoder, NONE};
-use crate::Rank;
+use crate::TokenId;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 /// Pieces of up to this many parts after phase 1 start from characters; longer ones go to
@@ -44,25 +44,25 @@ const PARTS: usize = 256;
 
 /// Marks an entry of [`CharStart::bmp`] as an index into `multi` (ids are below 2^26); such
 /// an entry is also one part of phase 1, tagged `UNALIGNED`, expanded only at the end.
-const MULTI: Rank = 1 << 31;
+const MULTI: TokenId = 1 << 31;
 /// Tags on a part while [`CharStart::bpe`] runs: a piece of a character (never merges
 /// again), a part made of ASCII bytes only, and a part made from a byte unit (its pairs are
 /// not in the filter: they go to the pair table).
-const UNALIGNED: Rank = 1 << 30;
-const ASCII: Rank = 1 << 29;
-const RAW: Rank = 1 << 28;
+const UNALIGNED: TokenId = 1 << 30;
+const ASCII: TokenId = 1 << 29;
+const RAW: TokenId = 1 << 28;
 /// The id under the tags.
-const ID: Rank = RAW - 1;
+const ID: TokenId = RAW - 1;
 
 /// What BPE from characters needs, built once per encoder.
 pub(super) struct CharStart {
     /// For each code point below U+10000 (surrogates aside): its token if its UTF-8 bytes
     /// are one valid token, else `MULTI | i` for `multi[i]` (256 KB, in L2; a whole-token
     /// look-up for o200k is a cache miss). Other characters run BPE on their bytes.
-    bmp: Box<[Rank; 1 << 16]>,
+    bmp: Box<[TokenId; 1 << 16]>,
     /// The BPE of the other characters below U+10000 (two or three tokens, then `NONE`), at
     /// `bmp[c] & !MULTI`.
-    multi: Vec<[Rank; 3]>,
+    multi: Vec<[TokenId; 3]>,
     /// Every valid token that could straddle a character boundary unaligned: not valid UTF-8,
     /// with a non-continuation byte after its first (`None` if there are none).
     straddlers: Option<AhoCorasick>,
@@ -192,8 +192,8 @@ impl CharStart {
     /// characters (see the module docs).
     pub(super) fn new(
         enc: &Encoder,
-        vocab: &[(Rank, Vec<u8>)],
-        splits: &[Option<(Rank, Rank, u32)>],
+        vocab: &[(TokenId, Vec<u8>)],
+        splits: &[Option<(TokenId, TokenId, u32)>],
         valid: &[bool],
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
     ) -> Option<Self> {
@@ -215,16 +215,16 @@ impl CharStart {
                 character[*id as usize] = t.len() > 1 && s.chars().nth(1).is_none();
             }
         }
-        let below = |part: Rank, p: u32| {
+        let below = |part: TokenId, p: u32| {
             let m = made[part as usize];
             !character[part as usize] || m == LEAF || m < p
         };
-        let monotone = |a: Rank, b: Rank, p: u32| {
+        let monotone = |a: TokenId, b: TokenId, p: u32| {
             let (ma, mb) = (made[a as usize], made[b as usize]);
             ma == NONE || mb == NONE || (below(a, p) && below(b, p))
         };
         match merges {
-            // Rank mode: the table holds exactly the canonical splits.
+            // TokenId mode: the table holds exactly the canonical splits.
             None => {
                 if !splits.iter().flatten().all(|&(a, b, p)| monotone(a, b, p)) {
                     return None;
@@ -232,7 +232,7 @@ impl CharStart {
             }
             // Merges mode: every merge in the table (a repeated one keeps its first priority).
             Some(merges) => {
-                let ids: rustc_hash::FxHashMap<&[u8], Rank> =
+                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
                     vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
                 for (p, (a, b)) in merges.iter().enumerate() {
                     let (Some(&ia), Some(&ib)) = (ids.get(a.as_slice()), ids.get(b.as_slice()))
@@ -248,10 +248,10 @@ impl CharStart {
         }
 
         // Every pair of the table (rank mode: exactly the canonical splits).
-        let table: Vec<(Rank, Rank)> = match merges {
+        let table: Vec<(TokenId, TokenId)> = match merges {
             None => splits.iter().flatten().map(|&(a, b, _)| (a, b)).collect(),
             Some(merges) => {
-                let ids: rustc_hash::FxHashMap<&[u8], Rank> =
+                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
                     vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
                 merges
                     .iter()
@@ -260,11 +260,11 @@ impl CharStart {
                     .collect()
             }
         };
-        let text = |id: Rank| {
+        let text = |id: TokenId| {
             let t = enc.token_bytes(id).expect("a pair's part is a token");
             (std::str::from_utf8(t).is_ok(), t.is_ascii())
         };
-        let filtered: Vec<(Rank, Rank)> = table
+        let filtered: Vec<(TokenId, TokenId)> = table
             .into_iter()
             .filter(|&(a, b)| {
                 let ((ua, aa), (ub, ab)) = (text(a), text(b));
@@ -314,7 +314,7 @@ impl CharStart {
                 debug_assert!((2..=3).contains(&parts.len()));
                 let mut three = [NONE; 3];
                 three[..parts.len()].copy_from_slice(&parts);
-                bmp[c as usize] = MULTI | multi.len() as Rank;
+                bmp[c as usize] = MULTI | multi.len() as TokenId;
                 multi.push(three);
             }
         }
@@ -352,9 +352,9 @@ impl CharStart {
         &self,
         enc: &Encoder,
         piece: &[u8],
-        out: &mut Vec<Rank>,
+        out: &mut Vec<TokenId>,
         scratch: &mut Scratch,
-        mut pair: impl FnMut(Rank, Rank) -> (u32, Rank),
+        mut pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) -> bool {
         let Some(mut start) = self.start::<false>(enc, piece, &[0; 4], scratch, &mut pair) else {
             return false;
@@ -423,7 +423,7 @@ impl CharStart {
         piece: &[u8],
         bytes: &[u64; 4],
         scratch: &mut Scratch,
-        pair: &mut impl FnMut(Rank, Rank) -> (u32, Rank),
+        pair: &mut impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) -> Option<Start> {
         let Scratch { ids, prio, .. } = scratch;
         let mut n = 0;
@@ -501,7 +501,7 @@ impl CharStart {
             } else {
                 // A 4-byte character: BPE of its bytes alone.
                 let c = &piece[i..i + 4];
-                let mut parts = [0 as Rank; 4];
+                let mut parts = [0 as TokenId; 4];
                 let mut byte_prio = [(NONE, NONE); 4];
                 for (k, &b) in c.iter().enumerate() {
                     parts[k] = enc.byte_ids[b as usize];
@@ -576,10 +576,10 @@ struct Start {
 /// all, so most pieces scan for the lowest pair never or once.
 #[inline(always)]
 fn merge_live(
-    ids: &mut [Rank; PARTS],
-    prio: &mut [(u32, Rank); PARTS],
+    ids: &mut [TokenId; PARTS],
+    prio: &mut [(u32, TokenId); PARTS],
     start: Start,
-    mut pair: impl FnMut(Rank, Rank) -> (u32, Rank),
+    mut pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
 ) -> usize {
     let (mut n, mut live, mut at) = (start.n, start.live, start.first);
     let mut scan = false;
@@ -610,10 +610,10 @@ fn merge_live(
 /// The scan's arrays for [`CharStart::bpe`], kept per thread: a fresh pair of stack arrays
 /// cost a 768-byte fill per piece.
 pub(super) struct Scratch {
-    ids: [Rank; PARTS],
-    prio: [(u32, Rank); PARTS],
+    ids: [TokenId; PARTS],
+    prio: [(u32, TokenId); PARTS],
     /// The ids, with each character of `multi` expanded to its tokens.
-    expanded: [Rank; 3 * PARTS],
+    expanded: [TokenId; 3 * PARTS],
 }
 
 impl Default for Scratch {
@@ -632,10 +632,10 @@ impl Default for Scratch {
 #[inline(always)]
 fn aligned(
     filter: &PairFilter,
-    pair: &mut impl FnMut(Rank, Rank) -> (u32, Rank),
-    a: Rank,
-    b: Rank,
-) -> (u32, Rank) {
+    pair: &mut impl FnMut(TokenId, TokenId) -> (u32, TokenId),
+    a: TokenId,
+    b: TokenId,
+) -> (u32, TokenId) {
     if (a | b) & UNALIGNED != 0 {
         return (NONE, NONE);
     }
@@ -679,7 +679,7 @@ mod tests {
     use super::super::Encoder;
     use super::MULTI;
     use crate::test_rng::Lcg;
-    use crate::Rank;
+    use crate::TokenId;
 
     const ALPHABET: [&str; 8] = ["a", "b", " ", "é", "è", "中", "文", "😀"];
 
@@ -689,7 +689,7 @@ mod tests {
             .collect()
     }
 
-    fn bytes_vocab() -> Vec<(Rank, Vec<u8>)> {
+    fn bytes_vocab() -> Vec<(TokenId, Vec<u8>)> {
         // Not the identity: byte b gets id 255 - b.
         (0..256u32).map(|b| (255 - b, vec![b as u8])).collect()
     }
@@ -706,7 +706,7 @@ mod tests {
                     .iter()
                     .cloned()
                     .enumerate()
-                    .map(|(i, t)| (256 + i as Rank, t)),
+                    .map(|(i, t)| (256 + i as TokenId, t)),
             );
             let enc = Encoder::new(vocab, Some(&merges), vec![], r"(?s).+").unwrap();
             let text = random_text(rng, 12);
@@ -724,10 +724,10 @@ mod tests {
         merges
     }
 
-    fn vocab_of(merges: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Rank, Vec<u8>)> {
+    fn vocab_of(merges: &[(Vec<u8>, Vec<u8>)]) -> Vec<(TokenId, Vec<u8>)> {
         let mut vocab = bytes_vocab();
         for (i, (a, b)) in merges.iter().enumerate() {
-            vocab.push((256 + i as Rank, [a.as_slice(), b.as_slice()].concat()));
+            vocab.push((256 + i as TokenId, [a.as_slice(), b.as_slice()].concat()));
         }
         vocab
     }
@@ -743,7 +743,7 @@ mod tests {
         for round in 0..30 {
             let merges = random_merges(&mut rng, 10 + 4 * round);
             let vocab = vocab_of(&merges);
-            // Rank mode: ranks in merge order (bytes keep their ids below 256).
+            // TokenId mode: ranks in merge order (bytes keep their ids below 256).
             for mode in [Some(merges.as_slice()), None] {
                 let fast = Encoder::new(vocab.clone(), mode, vec![], r"(?s).+").unwrap();
                 assert!(fast.chars.is_some(), "grown merges are monotone");
@@ -786,7 +786,7 @@ mod tests {
         );
     }
 
-    /// Rank tables extended as Qwen3.5's was: tokens of several whole characters appended in
+    /// TokenId tables extended as Qwen3.5's was: tokens of several whole characters appended in
     /// random order, so some are built from later ones. Start from characters stays on (the
     /// table is monotone at characters) and gives the ids of BPE from bytes.
     #[test]
@@ -815,10 +815,10 @@ mod tests {
             for i in (1..added.len()).rev() {
                 added.swap(i, rng.below(i + 1));
             }
-            let first = vocab.len() as Rank;
+            let first = vocab.len() as TokenId;
             vocab.extend((first..).zip(added));
             let fast = Encoder::new(vocab.clone(), None, vec![], r"(?s).+").unwrap();
-            let ids: rustc_hash::FxHashMap<&[u8], Rank> =
+            let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
                 vocab.iter().map(|(i, t)| (t.as_slice(), *i)).collect();
             for (a, b) in fast.merges_from_ranks() {
                 let t = ids[[a, b].concat().as_slice()];

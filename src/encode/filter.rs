@@ -9,7 +9,7 @@
 //! hits cost (o200k Chinese 279 -> 275 M instructions per 2 MB with one bit; 32 bits of
 //! filter per pair saved only 0.8 M more, for twice the memory).
 
-use crate::Rank;
+use crate::TokenId;
 
 pub(super) struct PairFilter {
     words: Vec<u64>,
@@ -19,7 +19,7 @@ pub(super) struct PairFilter {
 
 impl PairFilter {
     /// A filter holding `pairs`, about 16 bits a pair (o200k's 61k pairs: 128 KB).
-    pub(super) fn new(pairs: &[(Rank, Rank)]) -> Self {
+    pub(super) fn new(pairs: &[(TokenId, TokenId)]) -> Self {
         let words = (pairs.len() * 16 / 64).next_power_of_two().max(8);
         let mut filter = PairFilter {
             words: vec![0; words],
@@ -33,7 +33,7 @@ impl PairFilter {
     }
 
     #[inline]
-    fn bits(&self, a: Rank, b: Rank) -> (usize, u64) {
+    fn bits(&self, a: TokenId, b: TokenId) -> (usize, u64) {
         let h = ((a as u64) << 32 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let bit = (h >> self.shift) as usize;
         (bit >> 6, 1 << (bit & 63))
@@ -41,7 +41,7 @@ impl PairFilter {
 
     /// `false` when `(a, b)` is certainly not in the filter.
     #[inline]
-    pub(super) fn may_hold(&self, a: Rank, b: Rank) -> bool {
+    pub(super) fn may_hold(&self, a: TokenId, b: TokenId) -> bool {
         let (i, m) = self.bits(a, b);
         self.words[i] & m == m
     }
@@ -53,7 +53,8 @@ mod tests {
 
     #[test]
     fn holds_every_pair_and_rejects_most_others() {
-        let pairs: Vec<(Rank, Rank)> = (0..5000).map(|i| (i * 7 + 3, i * 13 % 4099)).collect();
+        let pairs: Vec<(TokenId, TokenId)> =
+            (0..5000).map(|i| (i * 7 + 3, i * 13 % 4099)).collect();
         let f = PairFilter::new(&pairs);
         assert!(pairs.iter().all(|&(a, b)| f.may_hold(a, b)));
         let false_hits = (0..10_000).filter(|&i| f.may_hold(100_000 + i, i)).count();

@@ -18,7 +18,7 @@
 //! the largest vocab's ints, 6.4 MB for o200k. Builds whose object header is not just the
 //! reference count and the type (free-threaded, `Py_TRACE_REFS`) get a fresh int per id.
 
-use crate::Rank;
+use crate::TokenId;
 use pyo3::prelude::*;
 use pyo3::{ffi, IntoPyObjectExt};
 use std::sync::Mutex;
@@ -65,7 +65,7 @@ impl Ints {
 
     /// A new reference to the int of `id`.
     #[inline(always)]
-    pub fn get<'py>(&self, py: Python<'py>, id: Rank) -> Bound<'py, PyAny> {
+    pub fn get<'py>(&self, py: Python<'py>, id: TokenId) -> Bound<'py, PyAny> {
         let i = id as usize;
         if i < SMALL {
             self.small[i].bind(py).clone()
