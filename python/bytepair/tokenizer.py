@@ -20,9 +20,9 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from bytepair import _core, patterns
+from bytepair import _core, corpus_ids, documents, patterns
 from bytepair import pipeline as pipeline_mod
-from bytepair.errors import CorpusError, SpecialTokenError, VocabError
+from bytepair.errors import SpecialTokenError, VocabError
 from bytepair.formats import tokenizer_config
 from bytepair.formats.tokenizer_config import TokenizerConfig
 from bytepair.progress import Bar
@@ -475,8 +475,16 @@ class Tokenizer:
         disallowed_special: SpecialSet = (),
         threads: int | None = None,
         progress: bool | Callable[[int, int], object] | None = None,
+        text_field: str = "text",
+        document_separator: str | None = None,
     ) -> int:
         """Encodes a file into a NumPy ``.npy`` array of ids and returns the number of ids.
+
+        ``path`` may also be a ``.jsonl`` file (one JSON object per line, the text in
+        ``text_field``), a ``.parquet`` file (the column ``text_field``, read a row group at
+        a time), a directory or a glob (every file, sorted, ids concatenated). With
+        ``document_separator`` (a special token), each document's ids are followed by its
+        id; a plain-text file is one document.
 
         Unlike ``encode``, special tokens are **allowed by default**: this prepares training
         data, where they separate documents. The input is read as bytes (invalid UTF-8 kept
@@ -500,9 +508,21 @@ class Tokenizer:
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         path, out_path = os.fspath(path), os.fspath(out_path)
-        if not os.path.isfile(path):
-            what = "is a directory" if os.path.isdir(path) else "does not exist"
-            raise CorpusError(f"{path} {what}: encode_file needs a text file")
+        if document_separator is not None or not (
+            os.path.isfile(path) and documents.kind(path) == "text"
+        ):
+            if callable(progress):
+                raise TypeError("progress= takes a bool here: a callback needs one text file")
+            return corpus_ids.write_npy(
+                self,
+                documents.corpus_paths(path),
+                out_path,
+                text_field=text_field,
+                separator=corpus_ids.separator_id(self, document_separator),
+                policy=(allowed, disallowed),
+                threads=_threads(threads),
+                progress=progress,
+            )
         if self._run is not None:
             if not self._run.core_exact:
                 return pipeline_mod.encode_file(self, path, out_path, allowed, disallowed)

@@ -12,19 +12,26 @@ b'hello'
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import BinaryIO
 
 
-def _write_temp(path: str, parts: Iterable[bytes]) -> str:
+def _open_temp(path: str) -> tuple[str, BinaryIO]:
     directory, base = os.path.split(os.path.abspath(path))
     tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
     # os.open with 0o666 lets the umask decide the mode, as a plain open() would; mkstemp's
     # 0o600 would make a saved tokenizer unreadable to everyone else.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+    return tmp, os.fdopen(fd, "w+b")
+
+
+def _write_temp(path: str, parts: Iterable[bytes]) -> str:
+    tmp, f = _open_temp(path)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with f:
             for part in parts:
                 f.write(part)
             f.flush()
@@ -33,6 +40,31 @@ def _write_temp(path: str, parts: Iterable[bytes]) -> str:
         os.unlink(tmp)
         raise
     return tmp
+
+
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A new file to write (and seek in) that replaces ``path`` when the block ends, and
+    vanishes if the block raises: for files written in pieces, such as a ``.npy`` whose
+    header is patched last.
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.bin"
+    >>> with replacing(path) as f:
+    ...     _ = f.write(b"xyz"), f.seek(0), f.write(b"a")
+    >>> path.read_bytes()
+    b'ayz'
+    """
+    tmp, f = _open_temp(os.fspath(path))
+    try:
+        with f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    os.replace(tmp, path)
 
 
 def write_parts(path: str | os.PathLike, parts: Iterable[bytes]) -> None:

@@ -1,0 +1,227 @@
+"""The documents of a corpus, in the forms training data comes in: plain text, JSON Lines
+and Parquet, named by files, directories or globs.
+
+A ``.jsonl`` file holds one JSON object per line, the text in ``text_field``; a
+``.parquet`` file holds the text in the column ``text_field`` and is read one row group
+at a time, never whole; any other file is plain text, one document, which the core reads
+memory-mapped.
+Nothing is skipped: a line that is not an object with a string in ``text_field`` is a
+``CorpusError`` naming the file and line.
+
+>>> import pathlib, tempfile
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "c.jsonl"
+>>> _ = path.write_text('{"text": "hi"}\\n{"text": "there", "id": 2}\\n')
+>>> [chunk.texts for chunk in read_chunks(str(path))]
+[['hi', 'there']]
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from bytepair.errors import CorpusError
+
+#: Text per chunk handed to the encoder at once: enough for every thread to have long
+#: runs (the core splits a chunk across threads), small enough to keep memory flat.
+CHUNK_BYTES = 8 << 20
+
+
+def kind(path: str) -> str:
+    """``"jsonl"``, ``"parquet"`` or ``"text"``, from the file's name.
+
+    >>> kind("a/b.jsonl"), kind("b.parquet"), kind("c.txt")
+    ('jsonl', 'parquet', 'text')
+    """
+    name = path.lower()
+    if name.endswith((".jsonl", ".ndjson")):
+        return "jsonl"
+    if name.endswith(".parquet"):
+        return "parquet"
+    return "text"
+
+
+def corpus_paths(corpus: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+    """The files a corpus names, in order: a file, a directory (every file under it, sorted,
+    hidden ones excluded) or a glob (``data/*.jsonl``, sorted), or a list of these.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "b.txt").write_text("b"), (d / "a.txt").write_text("a")
+    >>> [pathlib.Path(p).name for p in corpus_paths(d)]
+    ['a.txt', 'b.txt']
+    """
+    items = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+    if not items:
+        raise CorpusError(
+            "the corpus is an empty list: pass one or more files, directories or globs"
+        )
+    paths: list[str] = []
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            raise CorpusError(
+                f"the corpus must be file paths, got {type(item).__name__}: {item!r:.60}"
+            )
+        path = os.fspath(item)
+        if os.path.isfile(path):
+            paths.append(path)
+        elif os.path.isdir(path):
+            found = _files_under(path)
+            if not found:
+                raise CorpusError(f"corpus {path!r} is a directory that holds no files")
+            paths.extend(found)
+        elif glob.has_magic(path):
+            found = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise CorpusError(f"corpus glob {path!r} matches no files")
+            paths.extend(found)
+        else:
+            raise CorpusError(f"corpus file {path!r} does not exist")
+    return paths
+
+
+def _files_under(directory: str) -> list[str]:
+    found = []
+    for root, dirs, names in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found.extend(os.path.join(root, n) for n in names if not n.startswith("."))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Consecutive documents of one file. ``starts[i]`` is where document i begins (a byte
+    offset in a ``.jsonl`` or text file, a row in a ``.parquet`` file) and ``end`` where
+    the next document begins: positions ``read_chunks(..., start=)`` resumes from."""
+
+    texts: list[str]
+    starts: list[int]
+    end: int
+
+
+def read_chunks(
+    path: str, text_field: str = "text", start: int = 0, chunk_bytes: int | None = None
+) -> Iterator[Chunk]:
+    """The documents of ``path`` from position ``start`` on, about ``chunk_bytes`` of text
+    per chunk (default ``CHUNK_BYTES``)."""
+    reader = {"jsonl": _jsonl, "parquet": _parquet}.get(kind(path))
+    if reader is None:  # plain text is read by the core, memory-mapped
+        raise ValueError(f"{path} is plain text: read_chunks reads .jsonl and .parquet files")
+    return reader(path, text_field, start, chunk_bytes or CHUNK_BYTES)
+
+
+def size(path: str) -> int:
+    """Where a file's last document ends: its length in bytes, or its rows for Parquet."""
+    if kind(path) == "parquet":
+        return _parquet_file(path).metadata.num_rows
+    return os.path.getsize(path)
+
+
+def _jsonl(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterator[Chunk]:
+    texts: list[str] = []
+    starts: list[int] = []
+    held = 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        pos = start
+        # Line numbers count from the start of the file, also when resuming mid-file.
+        lineno = _line_of(path, start) if start else 1
+        for line in f:
+            text = _jsonl_text(path, lineno, line, text_field)
+            texts.append(text)
+            starts.append(pos)
+            pos += len(line)
+            lineno += 1
+            held += len(text)
+            if held >= chunk_bytes:
+                yield Chunk(texts, starts, pos)
+                texts, starts, held = [], [], 0
+    if texts:
+        yield Chunk(texts, starts, pos)
+
+
+def _line_of(path: str, offset: int) -> int:
+    with open(path, "rb") as f:
+        return f.read(offset).count(b"\n") + 1
+
+
+def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
+    where = f"{path}:{lineno}"
+    if not line.strip():
+        raise CorpusError(f"{where}: empty line; JSON Lines needs one JSON object per line")
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CorpusError(f"{where}: not valid JSON ({e}); expected one object per line") from None
+    if not isinstance(obj, dict):
+        raise CorpusError(f"{where}: a JSON {type(obj).__name__}, expected an object")
+    if text_field not in obj:
+        present = ", ".join(repr(k) for k in obj) or "none"
+        raise CorpusError(
+            f"{where}: no field {text_field!r}; the object has {present} "
+            f"(pass text_field= to name the field that holds the text)"
+        )
+    text = obj[text_field]
+    if not isinstance(text, str):
+        raise CorpusError(
+            f"{where}: field {text_field!r} is a JSON {type(text).__name__}, expected a string"
+        )
+    return text
+
+
+def _parquet_file(path: str):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise CorpusError(
+            f"{path}: reading Parquet needs pyarrow: pip install 'bytepair[parquet]'"
+        ) from None
+    try:
+        return pq.ParquetFile(path)
+    except Exception as e:  # pyarrow raises its own ArrowInvalid for a broken file
+        raise CorpusError(f"{path}: not a readable Parquet file ({e})") from None
+
+
+def _parquet(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterator[Chunk]:
+    import pyarrow as pa
+
+    pf = _parquet_file(path)
+    schema = pf.schema_arrow
+    if text_field not in schema.names:
+        raise CorpusError(
+            f"{path}: no column {text_field!r}; the columns are "
+            f"{', '.join(map(repr, schema.names))} (pass text_field= to name the text column)"
+        )
+    column_type = schema.field(text_field).type
+    if not (pa.types.is_string(column_type) or pa.types.is_large_string(column_type)):
+        raise CorpusError(f"{path}: column {text_field!r} holds {column_type}, expected strings")
+    row = 0
+    for group in range(pf.metadata.num_row_groups):
+        rows = pf.metadata.row_group(group).num_rows
+        if row + rows <= start:
+            row += rows
+            continue
+        column = pf.read_row_group(group, columns=[text_field]).column(0)
+        values = column.to_pylist()
+        first = max(start - row, 0)
+        texts: list[str] = []
+        starts: list[int] = []
+        held = 0
+        for i in range(first, rows):
+            text = values[i]
+            if text is None:
+                raise CorpusError(
+                    f"{path}: row {row + i} has no text (null) in column {text_field!r}"
+                )
+            texts.append(text)
+            starts.append(row + i)
+            held += len(text)
+            if held >= chunk_bytes:
+                yield Chunk(texts, starts, row + i + 1)
+                texts, starts, held = [], [], 0
+        if texts:
+            yield Chunk(texts, starts, row + rows)
+        row += rows

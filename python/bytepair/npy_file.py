@@ -1,0 +1,70 @@
+"""A ``.npy`` array of ids written in pieces, as they are encoded: memory stays flat
+whatever the corpus, and the file appears only when complete.
+
+The header is written first with room for any length, and patched with the real length
+when the writer closes; until then the data lives in a temporary file beside ``path``.
+
+>>> import numpy, pathlib, tempfile
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "ids.npy"
+>>> with NpyWriter(path, numpy.uint16) as out:
+...     out.write(numpy.array([1, 2], numpy.uint32))
+...     out.write(numpy.array([3], numpy.uint32))
+>>> numpy.load(path).tolist()
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import os
+
+from bytepair.formats.atomic import replacing
+
+# The header's room: any length up to 20 digits, padded to numpy's 64-byte alignment.
+_MAX_DIGITS = 20
+
+
+def ids_dtype(vocab_size: int):
+    """uint16 when every id fits, else uint32: half the disk for vocabularies up to 65,536.
+
+    >>> ids_dtype(50257).__name__, ids_dtype(200019).__name__
+    ('uint16', 'uint32')
+    """
+    import numpy
+
+    return numpy.uint16 if vocab_size <= 1 << 16 else numpy.uint32
+
+
+def _header(dtype, n: int) -> bytes:
+    import numpy
+
+    descr = numpy.dtype(dtype).str
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({n},), }}"
+    room = len(text.replace(str(n), "9" * _MAX_DIGITS))
+    total = -(-(10 + room + 1) // 64) * 64  # magic, version and length: 10 bytes
+    text = text + " " * (total - 10 - len(text) - 1) + "\n"
+    return b"\x93NUMPY\x01\x00" + (total - 10).to_bytes(2, "little") + text.encode("latin-1")
+
+
+class NpyWriter:
+    """Appends id arrays to one 1-D ``.npy`` of ``dtype``; ``count`` ids so far."""
+
+    def __init__(self, path: str | os.PathLike, dtype):
+        self.path, self.dtype, self.count = os.fspath(path), dtype, 0
+        self._replacing = replacing(self.path)
+        self._file = None
+
+    def __enter__(self) -> NpyWriter:
+        self._file = self._replacing.__enter__()
+        self._file.write(_header(self.dtype, 0))
+        return self
+
+    def write(self, ids) -> None:
+        """Appends ``ids`` (any integer array whose values fit ``dtype``)."""
+        self._file.write(ids.astype(self.dtype, copy=False).tobytes())
+        self.count += len(ids)
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is None:
+            self._file.seek(0)
+            self._file.write(_header(self.dtype, self.count))
+        self._replacing.__exit__(*exc)

@@ -1,0 +1,269 @@
+"""A corpus encoded into ``.npy`` shards of ``shard_tokens`` ids each, with an index a
+training loader can seek by: the layout pretraining pipelines read.
+
+``DIR/shard_00000.npy, shard_00001.npy, ...`` hold the ids in order, every shard exactly
+``shard_tokens`` long but the last (uint16 when the vocab fits). ``DIR/documents.npy``
+holds where each document starts, as an int64 offset into the concatenated ids: document
+d begins in shard ``starts[d] // shard_tokens``. ``DIR/index.json`` names the shards and
+the run, and is written last: a directory with an index is complete.
+
+A run that stops (killed, out of disk) resumes: ``DIR/.progress.json`` records, after
+each finished shard, the document and id the next shard starts at; a rerun with the same
+tokenizer, corpus and settings starts there, and a rerun of a finished run returns its
+index at once. A directory holding another run's shards is refused, never overwritten.
+
+>>> import bytepair, numpy, pathlib, tempfile
+>>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>"])
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "c.jsonl").write_text('{"text": "abc"}\\n{"text": "de"}\\n')
+>>> index = write(tok, [d / "c.jsonl"], d / "out", 3, document_separator="<s>", progress=False)
+>>> [s["tokens"] for s in index["shards"]], numpy.load(d / "out" / "documents.npy").tolist()
+([3, 3, 1], [0, 4])
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+
+from bytepair import corpus_ids, documents
+from bytepair.corpus_ids import Position
+from bytepair.errors import CorpusError
+from bytepair.formats.atomic import write_files
+from bytepair.npy_file import NpyWriter, ids_dtype
+from bytepair.progress import Bar, wanted
+
+INDEX = "index.json"
+PROGRESS = ".progress.json"
+DOCUMENTS = "documents.npy"
+_STARTS = ".documents.partial"  # int64 starts, raw, appended as documents begin
+
+
+def shard_name(number: int) -> str:
+    """The file of shard ``number``.
+
+    >>> shard_name(7)
+    'shard_00007.npy'
+    """
+    return f"shard_{number:05d}.npy"
+
+
+def write(
+    tok,
+    corpus: str | os.PathLike | Iterable[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    shard_tokens: int,
+    *,
+    text_field: str = "text",
+    document_separator: str | None = None,
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> dict:
+    """Encodes ``corpus`` (files, directories, globs; text, ``.jsonl``, ``.parquet``) into
+    shards under ``out_dir`` and returns the index (``index.json``'s content)."""
+    import numpy
+
+    if isinstance(shard_tokens, bool) or not isinstance(shard_tokens, int) or shard_tokens < 1:
+        raise ValueError(f"shard_tokens must be a positive int, got {shard_tokens!r}")
+    paths = documents.corpus_paths(corpus)
+    separator = corpus_ids.separator_id(tok, document_separator)
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    run = _run(tok, paths, shard_tokens, text_field, document_separator)
+    done = _finished(out_dir, run)
+    if done is not None:
+        return done
+    state = _resumable(out_dir, run)
+    dtype = ids_dtype(tok.vocab_size)
+    shards: list[dict] = state["shards"] if state else []
+    written = sum(s["tokens"] for s in shards)
+    start = Position(**state["next"]) if state else Position()
+    starts_path = os.path.join(out_dir, _STARTS)
+    recorded = state["documents"] if state else 0
+    if state:
+        _remove_leftovers(out_dir)
+    with open(starts_path, "r+b" if state else "wb") as starts_file:
+        starts_file.truncate(recorded * 8)
+        starts_file.seek(0, os.SEEK_END)
+        total_bytes = sum(os.path.getsize(p) for p in paths)
+        show = wanted(True) if progress is None else bool(progress)
+        shard = None
+        try:
+            with Bar("encoding", total=total_bytes, unit="B", enabled=show) as bar:
+                pending = False  # a shard closed; the next one's first position is not known
+                for piece in corpus_ids.stream(
+                    tok,
+                    paths,
+                    text_field=text_field,
+                    separator=separator,
+                    threads=threads or 0,
+                    start=start,
+                    on_progress=bar,
+                    scratch_dir=out_dir,
+                ):
+                    ids = piece.ids
+                    doc_starts = [0, *piece.ends[:-1]]
+                    begins = [
+                        written + s
+                        for s, p in zip(doc_starts, piece.positions, strict=True)
+                        if p.skip == 0 or s > 0
+                    ]
+                    starts_file.write(numpy.asarray(begins, dtype=numpy.int64).tobytes())
+                    at = 0
+                    while at < len(ids):
+                        if pending:
+                            starts_file.flush()
+                            below = recorded + bisect.bisect_left(begins, written)
+                            _save_state(out_dir, run, shards, below, _position_of(piece, at))
+                            pending = False
+                        if shard is None:
+                            path = os.path.join(out_dir, shard_name(len(shards)))
+                            shard = NpyWriter(path, dtype).__enter__()
+                        take = min(len(ids) - at, shard_tokens - shard.count)
+                        shard.write(ids[at : at + take])
+                        at += take
+                        written += take
+                        if shard.count == shard_tokens:
+                            shard.__exit__(None, None, None)
+                            shards.append(_shard_entry(len(shards), shard_tokens, written))
+                            shard, pending = None, True
+                    recorded += len(begins)
+                if shard is not None:
+                    shard.__exit__(None, None, None)
+                    shards.append(_shard_entry(len(shards), shard.count, written))
+                    shard = None
+        except BaseException as e:
+            if shard is not None:
+                shard.__exit__(type(e), e, e.__traceback__)
+            raise
+        starts_file.flush()
+    index = {**run, "dtype": numpy.dtype(dtype).name, "tokens": written, "shards": shards}
+    starts = numpy.fromfile(starts_path, dtype=numpy.int64)
+    index["documents"] = len(starts)
+    with NpyWriter(os.path.join(out_dir, DOCUMENTS), numpy.int64) as out:
+        out.write(starts)
+    write_files({os.path.join(out_dir, INDEX): _json(index)})
+    for name in (PROGRESS, _STARTS):
+        if os.path.exists(os.path.join(out_dir, name)):
+            os.unlink(os.path.join(out_dir, name))
+    return index
+
+
+def _shard_entry(number: int, tokens: int, written: int) -> dict:
+    return {"file": shard_name(number), "tokens": tokens, "first_token": written - tokens}
+
+
+def _position_of(piece: corpus_ids.Piece, at: int) -> Position:
+    """The position of ``piece.ids[at]``: its document, and how many of its ids precede."""
+    j = bisect.bisect_right(piece.ends, at)
+    if j == len(piece.positions):  # at the end of an unfinished last document
+        j -= 1
+    begin = piece.ends[j - 1] if j else 0
+    p = piece.positions[j]
+    return Position(p.file, p.start, p.document, (p.skip if j == 0 else 0) + at - begin)
+
+
+def _remove_leftovers(out_dir: str) -> None:
+    """The temporaries a killed run leaves: a shard being written, a file's staged ids."""
+    for name in os.listdir(out_dir):
+        if name.startswith(".") and (name.endswith(".tmp") or name.endswith(".ids.npy")):
+            os.unlink(os.path.join(out_dir, name))
+
+
+def _run(tok, paths, shard_tokens, text_field, separator) -> dict:
+    """What makes two runs produce the same shards: the tokenizer, the corpus as it is on
+    disk, and the settings."""
+    digest = hashlib.sha256()
+    for token_id, token in sorted(tok.vocab.items()):
+        digest.update(token_id.to_bytes(4, "little") + len(token).to_bytes(2, "little") + token)
+    for a, b in tok.merges:
+        digest.update(b"m" + len(a).to_bytes(2, "little") + a + b)
+    digest.update(json.dumps([sorted(tok.special_tokens.items()), tok.pattern]).encode())
+    digest.update(repr(tok.pipeline).encode())
+    sources = []
+    for path in paths:
+        st = os.stat(path)
+        sources.append(
+            {"path": os.path.abspath(path), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+        )
+    return {
+        "format": "bytepair-shards",
+        "version": 1,
+        "tokenizer": digest.hexdigest(),
+        "vocab_size": tok.vocab_size,
+        "shard_tokens": shard_tokens,
+        "text_field": text_field,
+        "document_separator": separator,
+        "sources": sources,
+    }
+
+
+def _json(obj) -> bytes:
+    return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _read(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise CorpusError(f"{path}: unreadable ({e}); remove it to start over") from None
+
+
+def _differs(old: dict, run: dict) -> str | None:
+    for key, value in run.items():
+        if old.get(key) != value:
+            return key
+    return None
+
+
+def _finished(out_dir: str, run: dict) -> dict | None:
+    path = os.path.join(out_dir, INDEX)
+    if not os.path.exists(path):
+        return None
+    index = _read(path)
+    key = _differs(index, run)
+    if key is not None:
+        raise CorpusError(
+            f"{out_dir} already holds shards of another run (its {key!r} differs); "
+            f"choose another output directory or remove this one"
+        )
+    return index
+
+
+def _resumable(out_dir: str, run: dict) -> dict | None:
+    path = os.path.join(out_dir, PROGRESS)
+    if not os.path.exists(path):
+        taken = [n for n in os.listdir(out_dir) if n.startswith("shard_") and n.endswith(".npy")]
+        if taken:
+            raise CorpusError(
+                f"{out_dir} holds shards ({taken[0]}, ...) but no {INDEX} or {PROGRESS}: "
+                f"choose another output directory or remove them"
+            )
+        return None
+    state = _read(path)
+    key = _differs(state["run"], run)
+    if key is not None:
+        raise CorpusError(
+            f"{out_dir} holds an unfinished run whose {key!r} differs from this one; "
+            f"rerun it with the same tokenizer, corpus and settings, or remove the directory"
+        )
+    return state
+
+
+def _save_state(out_dir, run, shards, documents_count, position: Position) -> None:
+    state = {
+        "run": run,
+        "shards": list(shards),
+        "documents": documents_count,
+        "next": {
+            "file": position.file,
+            "start": position.start,
+            "document": position.document,
+            "skip": position.skip,
+        },
+    }
+    write_files({os.path.join(out_dir, PROGRESS): _json(state)})

@@ -1,0 +1,245 @@
+"""Corpora as they come (plain text, JSON Lines, Parquet; files, directories, globs) to ids
+on disk: one .npy (encode_file) or shards with a document index (token_shards), resumable.
+The oracle is tiktoken encoding each document on its own."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from bytepair import CorpusError, SpecialTokenError, corpus_ids, documents, token_shards
+from conftest import corpus_documents
+
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture(scope="module")
+def o200k(tiktoken_pair):
+    return tiktoken_pair("o200k_base")
+
+
+@pytest.fixture(scope="module")
+def docs() -> list[str]:
+    """Documents from across four corpora, with an empty one and one holding the separator."""
+    picked = []
+    for name in ("en-prose", "zh-prose", "code", "multilingual"):
+        picked += [d.decode("utf-8", "surrogateescape") for d in corpus_documents(name, 15, 8)]
+    picked[3:3] = ["", f"a document {EOT} with the separator inside"]
+    return picked
+
+
+def _expected(enc, texts, separator=None) -> list[int]:
+    ids = []
+    for text in texts:
+        ids += enc.encode(text, allowed_special="all")
+        if separator is not None:
+            ids.append(separator)
+    return ids
+
+
+def _jsonl(path, texts, field="text"):
+    with open(path, "w", encoding="utf-8") as f:
+        for i, text in enumerate(texts):
+            f.write(json.dumps({"id": i, field: text}) + "\n")
+
+
+def _parquet(path, texts, field="text", row_group_size=7):
+    table = pa.table({"id": list(range(len(texts))), field: texts})
+    pq.write_table(table, path, row_group_size=row_group_size)
+
+
+def test_jsonl_parquet_and_text_files_give_tiktoken_ids(tmp_path, o200k, docs):
+    enc, tok = o200k
+    half = len(docs) // 2
+    src = tmp_path / "corpus"
+    src.mkdir()
+    _jsonl(src / "a.jsonl", docs[:half])
+    _parquet(src / "b.parquet", docs[half:])
+    (src / "c.txt").write_text(docs[0] + docs[1], encoding="utf-8")
+    for name, texts in [("a.jsonl", docs[:half]), ("b.parquet", docs[half:])]:
+        out = tmp_path / f"{name}.npy"
+        n = tok.encode_file(src / name, out, progress=False)
+        got = numpy.load(out)
+        assert got.dtype == numpy.uint32  # o200k's ids pass 65,535
+        assert got.tolist() == _expected(enc, texts) and n == len(got), name
+    sep = enc.eot_token
+    n = tok.encode_file(src, tmp_path / "all.npy", document_separator=EOT, progress=False)
+    want = _expected(enc, docs, sep) + _expected(enc, [docs[0] + docs[1]], sep)
+    got = numpy.load(tmp_path / "all.npy").tolist()
+    assert n == len(want) and got == want  # a directory: its files sorted, a .txt is one document
+
+
+def test_small_chunks_and_row_groups_change_nothing(tmp_path, o200k, docs, monkeypatch):
+    enc, tok = o200k
+    _jsonl(tmp_path / "a.jsonl", docs)
+    _parquet(tmp_path / "b.parquet", docs, row_group_size=3)
+    monkeypatch.setattr(documents, "CHUNK_BYTES", 1000)
+    for name in ("a.jsonl", "b.parquet"):
+        chunks = list(documents.read_chunks(str(tmp_path / name)))
+        assert len(chunks) > 5
+        assert [t for c in chunks for t in c.texts] == docs
+        tok.encode_file(tmp_path / name, tmp_path / "o.npy", document_separator=EOT)
+        assert numpy.load(tmp_path / "o.npy").tolist() == _expected(enc, docs, enc.eot_token)
+
+
+def test_globs_and_lists_expand_in_order(tmp_path, o200k):
+    enc, tok = o200k
+    for i in (2, 1, 3):
+        _jsonl(tmp_path / f"part-{i}.jsonl", [f"document {i}"])
+    (tmp_path / "notes.md").write_text("not matched")
+    got = [os.path.basename(p) for p in documents.corpus_paths(str(tmp_path / "part-*.jsonl"))]
+    assert got == ["part-1.jsonl", "part-2.jsonl", "part-3.jsonl"]
+    tok.encode_file(tmp_path / "part-*.jsonl", tmp_path / "o.npy")
+    want = _expected(enc, ["document 1", "document 2", "document 3"])
+    assert numpy.load(tmp_path / "o.npy").tolist() == want
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json}", "c.jsonl:2: not valid JSON"),
+        ('["a list"]', "c.jsonl:2: a JSON list, expected an object"),
+        ('{"body": "x", "id": 1}', "c.jsonl:2: no field 'text'; the object has 'body', 'id'"),
+        ('{"text": 7}', "c.jsonl:2: field 'text' is a JSON int, expected a string"),
+        ("", "c.jsonl:2: empty line"),
+    ],
+)
+def test_a_bad_json_line_names_file_and_line(tmp_path, o200k, line, message):
+    _, tok = o200k
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text": "fine"}\n' + line + '\n{"text": "after"}\n')
+    with pytest.raises(CorpusError, match=message.replace("[", r"\[")):
+        tok.encode_file(path, tmp_path / "o.npy")
+    assert not (tmp_path / "o.npy").exists()  # nothing half-written
+    assert os.listdir(tmp_path) == ["c.jsonl"]  # and no temporary left behind
+
+
+def test_parquet_errors_name_the_column(tmp_path, o200k):
+    _, tok = o200k
+    pq.write_table(pa.table({"body": ["a"], "n": [1]}), tmp_path / "a.parquet")
+    with pytest.raises(CorpusError, match="no column 'text'; the columns are 'body', 'n'"):
+        tok.encode_file(tmp_path / "a.parquet", tmp_path / "o.npy")
+    with pytest.raises(CorpusError, match="column 'n' holds int64, expected strings"):
+        tok.encode_file(tmp_path / "a.parquet", tmp_path / "o.npy", text_field="n")
+    pq.write_table(pa.table({"text": ["a", None]}), tmp_path / "b.parquet")
+    with pytest.raises(CorpusError, match="row 1 has no text"):
+        tok.encode_file(tmp_path / "b.parquet", tmp_path / "o.npy")
+    (tmp_path / "c.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(CorpusError, match=r"c\.parquet: not a readable Parquet file"):
+        tok.encode_file(tmp_path / "c.parquet", tmp_path / "o.npy")
+
+
+def test_text_field_and_separator_are_checked(tmp_path, o200k):
+    enc, tok = o200k
+    _jsonl(tmp_path / "a.jsonl", ["x", "y"], field="content")
+    tok.encode_file(tmp_path / "a.jsonl", tmp_path / "o.npy", text_field="content")
+    assert numpy.load(tmp_path / "o.npy").tolist() == _expected(enc, ["x", "y"])
+    with pytest.raises(SpecialTokenError, match="'<sep>' is not a special token"):
+        tok.encode_file(tmp_path / "a.jsonl", tmp_path / "o.npy", document_separator="<sep>")
+    with pytest.raises(CorpusError, match="matches no files"):
+        tok.encode_file(tmp_path / "*.parquet", tmp_path / "o.npy")
+
+
+def _shard(tok, src, out, n, **kw):
+    return token_shards.write(tok, src, out, n, document_separator=EOT, progress=False, **kw)
+
+
+def test_shards_concatenate_to_the_ids_and_index_every_document(tmp_path, o200k, docs):
+    enc, tok = o200k
+    _jsonl(tmp_path / "a.jsonl", docs[:30])
+    _parquet(tmp_path / "b.parquet", docs[30:])
+    (tmp_path / "c.txt").write_text(docs[5], encoding="utf-8")
+    src = [tmp_path / "a.jsonl", tmp_path / "b.parquet", tmp_path / "c.txt"]
+    index = _shard(tok, src, tmp_path / "out", 1000)
+    texts = [*docs, docs[5]]
+    want = _expected(enc, texts, enc.eot_token)
+    shards = [numpy.load(tmp_path / "out" / s["file"]) for s in index["shards"]]
+    assert numpy.concatenate(shards).tolist() == want
+    assert [len(s) for s in shards[:-1]] == [1000] * (len(shards) - 1)
+    assert 0 < len(shards[-1]) <= 1000 and index["tokens"] == len(want)
+    lengths = [len(enc.encode(t, allowed_special="all")) + 1 for t in texts]
+    starts = numpy.load(tmp_path / "out" / "documents.npy")
+    assert starts.tolist() == numpy.cumsum([0, *lengths[:-1]]).tolist()
+    assert index["documents"] == len(texts)
+    for d in (0, 7, len(texts) - 1):  # a loader seeks to document d through the index
+        s = int(starts[d])
+        assert shards[s // 1000][s % 1000] == want[s]
+    assert sorted(os.listdir(tmp_path / "out")) == sorted(
+        [*(s["file"] for s in index["shards"]), "documents.npy", "index.json"]
+    )
+    assert json.loads((tmp_path / "out" / "index.json").read_text()) == index
+
+
+def test_a_killed_run_resumes_and_skips_finished_shards(tmp_path, o200k, docs, monkeypatch):
+    _, tok = o200k
+    _jsonl(tmp_path / "a.jsonl", docs[:25])
+    (tmp_path / "b.txt").write_text("".join(docs[25:35]), encoding="utf-8")
+    _parquet(tmp_path / "c.parquet", docs[35:], row_group_size=4)
+    src = [tmp_path / "a.jsonl", tmp_path / "b.txt", tmp_path / "c.parquet"]
+    monkeypatch.setattr(documents, "CHUNK_BYTES", 2000)
+    monkeypatch.setattr(corpus_ids, "TEXT_SLICE", 500)  # the text file's document in slices
+    whole = _shard(tok, src, tmp_path / "whole", 700)
+    real = corpus_ids.stream
+
+    resumed_at = []
+    for stop_after in (2, 5, 9):  # in the .jsonl, in the text file's slices, in the .parquet
+        out = tmp_path / f"run{stop_after}"
+
+        def dying(*a, stop_after=stop_after, **kw):
+            for i, piece in enumerate(real(*a, **kw)):
+                if i == stop_after:
+                    raise KeyboardInterrupt
+                yield piece
+
+        monkeypatch.setattr(corpus_ids, "stream", dying)
+        with pytest.raises(KeyboardInterrupt):
+            _shard(tok, src, out, 700)
+        assert not (out / "index.json").exists()
+        state = json.loads((out / ".progress.json").read_text())["next"]
+        resumed_at.append((state["file"], state["skip"] > 0))
+        finished = {n: os.stat(out / n).st_ino for n in os.listdir(out) if n.startswith("shard_")}
+        monkeypatch.setattr(corpus_ids, "stream", real)
+        again = _shard(tok, src, out, 700)
+        assert again == whole
+        for name in (s["file"] for s in whole["shards"]):
+            assert numpy.array_equal(numpy.load(out / name), numpy.load(tmp_path / "whole" / name))
+        recorded = json.loads((tmp_path / "whole" / "index.json").read_text())["shards"]
+        assert len(recorded) == len(whole["shards"])
+        assert numpy.array_equal(
+            numpy.load(out / "documents.npy"), numpy.load(tmp_path / "whole" / "documents.npy")
+        )
+        assert not [n for n in os.listdir(out) if n.startswith(".")]  # no state, no temporaries
+        state_kept = [n for n in finished if os.stat(out / n).st_ino == finished[n]]
+        assert state_kept, "a resumed run rewrote every shard"
+    assert (1, True) in resumed_at and {f for f, _ in resumed_at} == {0, 1, 2}, resumed_at
+    assert _shard(tok, src, tmp_path / "whole", 700) == whole  # finished: nothing to do
+
+
+def test_another_runs_directory_is_refused(tmp_path, o200k):
+    _, tok = o200k
+    _jsonl(tmp_path / "a.jsonl", ["one", "two"])
+    _shard(tok, [tmp_path / "a.jsonl"], tmp_path / "out", 2)
+    with pytest.raises(CorpusError, match="another run \\(its 'shard_tokens' differs\\)"):
+        _shard(tok, [tmp_path / "a.jsonl"], tmp_path / "out", 3)
+    _jsonl(tmp_path / "a.jsonl", ["one", "two", "three"])
+    with pytest.raises(CorpusError, match="'sources' differs"):
+        _shard(tok, [tmp_path / "a.jsonl"], tmp_path / "out", 2)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "shard_00000.npy").write_bytes(b"x")
+    with pytest.raises(CorpusError, match=r"holds shards .* but no index\.json"):
+        _shard(tok, [tmp_path / "a.jsonl"], tmp_path / "other", 2)
+    assert (tmp_path / "other" / "shard_00000.npy").read_bytes() == b"x"
+
+
+def test_uint16_shards_when_the_vocab_fits(tmp_path, tiktoken_pair):
+    enc, tok = tiktoken_pair("gpt2")
+    _jsonl(tmp_path / "a.jsonl", ["hello world", "again"])
+    index = _shard(tok, [tmp_path / "a.jsonl"], tmp_path / "out", 3)
+    assert index["dtype"] == "uint16"
+    ids = numpy.concatenate([numpy.load(tmp_path / "out" / s["file"]) for s in index["shards"]])
+    assert ids.dtype == numpy.uint16
+    assert ids.tolist() == _expected(enc, ["hello world", "again"], enc.eot_token)
