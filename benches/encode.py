@@ -32,7 +32,7 @@ DATA = Path(os.environ.get("BYTEPAIR_DATA", "/work/data"))
 VOCABS = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
 # Rank files of extended vocabularies with their own patterns (fancy-regex, no hand-written
 # splitter yet): (rank file, pattern, special tokens) from load_published().
-PUBLISHED = ("llama3", "qwen3.5")
+PUBLISHED = ("llama3", "qwen3.5", "tekken")
 LLAMA3_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
     r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -152,6 +152,8 @@ def load_published(name: str):
     from bytepair import Tokenizer
     from tiktoken.load import load_tiktoken_bpe
 
+    if name == "tekken":
+        return load_tekken()
     path = rank_file(name)
     if name == "llama3":
         pattern, specials = LLAMA3_PATTERN, {"<|begin_of_text|>": 128000}
@@ -165,6 +167,26 @@ def load_published(name: str):
     return enc, Tokenizer.load(path, pattern=pattern, special_tokens=specials)
 
 
+def load_tekken():
+    """Mistral's Tekken ranks (mistral-common's tekken_240911.json) as tiktoken and
+    bytepair rank tables with its pattern: mistral-common encodes with that tiktoken."""
+    import base64
+    import json
+
+    import mistral_common
+    import tiktoken
+    from bytepair import Tokenizer
+
+    path = Path(mistral_common.__file__).parent / "data" / "tekken_240911.json"
+    data = json.loads(path.read_text())
+    config = data["config"]
+    n = config["default_vocab_size"] - config["default_num_special_tokens"]
+    ranks = {base64.b64decode(t["token_bytes"]): t["rank"] for t in data["vocab"][:n]}
+    pattern = config["pattern"]
+    enc = tiktoken.Encoding("tekken", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    return enc, Tokenizer({r: b for b, r in ranks.items()}, None, pattern=pattern)
+
+
 #: gigatoken's pretokenizer and quicktok's encoding for each vocabulary (None: not offered).
 PEERS = {
     "gpt2": ("gpt2", None),
@@ -172,6 +194,7 @@ PEERS = {
     "o200k_base": ("o200k", "o200k_base"),
     "llama3": ("gpt4", "llama3"),
     "qwen3.5": ("qwen35", None),
+    "tekken": (None, None),
 }
 
 
@@ -192,8 +215,10 @@ def load_peers(name: str, enc) -> dict:
     import quicktok
 
     pretokenizer, quick_name = PEERS[name]
-    peers = {"quicktok": quick_name and quicktok.get_encoding(quick_name)}
+    peers = {"quicktok": quick_name and quicktok.get_encoding(quick_name), "gigatoken": None}
     try:
+        if pretokenizer is None:
+            raise LookupError(f"gigatoken has no pretokenizer for {name}")
         peers["gigatoken"] = gigatoken.Tokenizer.from_tiktoken(
             rank_file(name), pretokenizer=pretokenizer, special_tokens={}
         )

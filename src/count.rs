@@ -914,6 +914,7 @@ mod tests {
             "llama3",
             "qwen2",
             "qwen3.5",
+            "tekken",
             r"\w+|\s+|[^\w\s]+",
         ] {
             for specials in [vec![], vec!["<|endoftext|>"], vec!["<|endoftext|>", "doc"]] {

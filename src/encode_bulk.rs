@@ -505,7 +505,9 @@ mod tests {
         for _ in 0..20_000 {
             text.extend_from_slice(parts[rng.below(parts.len())]);
         }
-        for pattern in ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5"] {
+        for pattern in [
+            "gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken",
+        ] {
             let enc = encoder(pattern, &[]);
             let splitter = crate::split::Splitter::new(pattern).unwrap();
             let whole = splitter.split(&text);

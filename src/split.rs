@@ -56,6 +56,24 @@ pub const O200K_PATTERN: &str = concat!(
     r"\s+",
 );
 
+/// Mistral's Tekken pattern (`tekken_240718.json`, `tekken_240911.json`): o200k's without
+/// the contractions and with single digits.
+pub const TEKKEN_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*",
+    "|",
+    r"\p{N}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
+
 /// Maps a pattern name to its regex; any other string is returned as a custom regex.
 pub fn resolve(pattern: &str) -> &str {
     match pattern {
@@ -65,6 +83,7 @@ pub fn resolve(pattern: &str) -> &str {
         "llama3" => LLAMA3_PATTERN,
         "qwen2" => QWEN2_PATTERN,
         "qwen3.5" => QWEN3_5_PATTERN,
+        "tekken" => TEKKEN_PATTERN,
         other => other,
     }
 }
@@ -85,6 +104,7 @@ enum Engine {
     Qwen2,
     Qwen35,
     O200k,
+    Tekken,
     Regex(Box<Regex>),
 }
 
@@ -103,6 +123,7 @@ impl Splitter {
             QWEN2_PATTERN => Engine::Qwen2,
             QWEN3_5_PATTERN => Engine::Qwen35,
             O200K_PATTERN => Engine::O200k,
+            TEKKEN_PATTERN => Engine::Tekken,
             _ => return Self::with_regex(pattern),
         };
         Ok(Splitter {
@@ -159,6 +180,7 @@ impl Splitter {
             Engine::Qwen2 => tile(text, cl100k::qwen2_piece_end, f),
             Engine::Qwen35 => tile(text, cl100k::qwen35_piece_end, f),
             Engine::O200k => tile(text, o200k::piece_end, f),
+            Engine::Tekken => tile(text, o200k::tekken_piece_end, f),
             Engine::Regex(regex) => regex_for_each(regex, text, f),
         }
     }
@@ -190,6 +212,7 @@ impl Splitter {
             Engine::Qwen2 => Some(body.run(cl100k::qwen2_piece_end)),
             Engine::Qwen35 => Some(body.run(cl100k::qwen35_piece_end)),
             Engine::O200k => Some(body.run(o200k::piece_end)),
+            Engine::Tekken => Some(body.run(o200k::tekken_piece_end)),
             Engine::Regex(_) => None,
         }
     }

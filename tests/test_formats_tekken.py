@@ -156,3 +156,13 @@ def test_malformed_tekken_files_are_refused(tmp_path, case, edit, message):
     with pytest.raises(FormatError, match=message) as err:
         bytepair.Tokenizer.load(path)
     assert str(path) in str(err.value)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_tekken_pattern_is_the_built_in_one(version):
+    """Mistral's own pattern string is the one bytepair's hand-written `tekken` splitter
+    implements (src/split/differential.rs proves the splitter equal to the regex)."""
+    from bytepair import patterns
+
+    pattern = json.loads(tekken_json(version).read_text())["config"]["pattern"]
+    assert patterns.name_of(pattern) == "tekken"

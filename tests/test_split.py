@@ -15,7 +15,7 @@ from conftest import CORPORA, corpus_documents
 from hypothesis import given
 from hypothesis import strategies as st
 
-NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5")
+NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken")
 
 
 def regex_pieces(name: str, data: bytes) -> list[bytes]:

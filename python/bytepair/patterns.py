@@ -51,6 +51,9 @@ QWEN3_5 = (
     r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
+#: Mistral's Tekken pattern: o200k's without the contractions, with single digits.
+TEKKEN = O200K.replace(r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?", "").replace(r"\p{N}{1,3}", r"\p{N}")
+
 #: Pattern names and the regex each stands for.
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2,
@@ -65,10 +68,11 @@ PATTERNS: dict[str, str] = {
     "llama3": LLAMA3,
     "qwen2": QWEN2,
     "qwen3.5": QWEN3_5,
+    "tekken": TEKKEN,
 }
 
 #: The names `name_of` gives back and error messages list.
-NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5")
+NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken")
 
 _LOOKS_LIKE_A_NAME = re.compile(r"[a-z][a-z0-9_]*")
 

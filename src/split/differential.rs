@@ -18,14 +18,16 @@ use std::sync::LazyLock;
 
 /// For each built-in pattern: its name, the hand-written splitter and the fancy-regex one.
 static SPLITTERS: LazyLock<Vec<(&str, Splitter, Splitter)>> = LazyLock::new(|| {
-    ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5"]
-        .into_iter()
-        .map(|name| {
-            let fast = Splitter::new(name).unwrap();
-            assert!(fast.is_builtin(), "{name} runs fancy-regex");
-            (name, fast, Splitter::with_regex(name).unwrap())
-        })
-        .collect()
+    [
+        "gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken",
+    ]
+    .into_iter()
+    .map(|name| {
+        let fast = Splitter::new(name).unwrap();
+        assert!(fast.is_builtin(), "{name} runs fancy-regex");
+        (name, fast, Splitter::with_regex(name).unwrap())
+    })
+    .collect()
 });
 
 /// Pieces, readable in a failure message: as strings when they are UTF-8.

@@ -6,6 +6,9 @@
 //! |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //! ```
 //!
+//! Mistral's Tekken pattern is the same without the contractions and with `\p{N}` for
+//! `\p{N}{1,3}`: `tekken_piece_end`, the same code with two constants changed.
+//!
 //! As in the regex, the first alternative that matches at a position wins. Every character
 //! starts a match of some alternative, so the pieces tile the text. Unlike the other two
 //! patterns nothing here is possessive, and the classes overlap (`Lm`, `Lo` and marks are in
@@ -17,14 +20,27 @@ use super::chars::{
     run_max, whitespace, LETTER, LOWER, NUMBER, PREFIX, UPPER,
 };
 
-/// The end of the piece that starts at `i` (`i < text.len()`).
+/// The end of o200k's piece that starts at `i` (`i < text.len()`).
+#[inline]
+pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
+    piece_end_of::<true, 3>(text, i)
+}
+
+/// The end of Tekken's piece that starts at `i`: no contractions, one digit per piece.
+#[inline]
+pub(super) fn tekken_piece_end(text: &[u8], i: usize) -> usize {
+    piece_end_of::<false, 1>(text, i)
+}
+
+/// The end of the piece at `i`, with the contraction suffixes when `CONTRACTIONS`, and
+/// digits in runs of up to `DIGITS`.
 ///
 /// Past the ASCII fast path, the character at `i` and, when it can be the words' prefix, the
 /// next one are decoded once, and their classes pick the alternatives to try, in the regex's
 /// order (trying each alternative in turn decoded a punctuation mark up to nine times).
-#[inline]
-pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
-    if let Some(end) = ascii_word(text, i) {
+#[inline(always)]
+fn piece_end_of<const CONTRACTIONS: bool, const DIGITS: usize>(text: &[u8], i: usize) -> usize {
+    if let Some(end) = ascii_word::<CONTRACTIONS>(text, i) {
         return end;
     }
     let first = char_at(text, i);
@@ -37,16 +53,16 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
     };
     // Each word alternative first with the prefix, then (the greedy `?` backtracking) without.
     let word = next
-        .and_then(|n| upper_then_lower(text, i + len, n))
-        .or_else(|| upper_then_lower(text, i, first))
-        .or_else(|| next.and_then(|n| upper_then_any(text, i + len, n)))
-        .or_else(|| upper_then_any(text, i, first));
+        .and_then(|n| upper_then_lower::<CONTRACTIONS>(text, i + len, n))
+        .or_else(|| upper_then_lower::<CONTRACTIONS>(text, i, first))
+        .or_else(|| next.and_then(|n| upper_then_any::<CONTRACTIONS>(text, i + len, n)))
+        .or_else(|| upper_then_any::<CONTRACTIONS>(text, i, first));
     if let Some(end) = word {
         return end;
     }
     if class & NUMBER != 0 {
-        // `\p{N}{1,3}`.
-        return run_max(text, i + len, 2, |c| c & NUMBER != 0);
+        // `\p{N}{1,3}` (o200k) or `\p{N}` (Tekken).
+        return run_max(text, i + len, DIGITS - 1, |c| c & NUMBER != 0);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`.
     let punct_start = match next {
@@ -68,7 +84,7 @@ pub(super) fn piece_end(text: &[u8], i: usize) -> usize {
 /// start with ASCII or stops at a non-ASCII byte, which may continue it. Saves 7% of the
 /// instructions per byte of en-prose (cachegrind: 28.7 against 30.8).
 #[inline(always)]
-fn ascii_word(text: &[u8], i: usize) -> Option<usize> {
+fn ascii_word<const CONTRACTIONS: bool>(text: &[u8], i: usize) -> Option<usize> {
     let class = byte_class(text, i)?;
     let start = if class & LETTER != 0 {
         i
@@ -87,7 +103,7 @@ fn ascii_word(text: &[u8], i: usize) -> Option<usize> {
     };
     let end = ascii_run(text, upper_end, b'a', b'z', false);
     match text.get(end) {
-        Some(b'\'') => Some(contraction(text, end, true).unwrap_or(end)),
+        Some(b'\'') if CONTRACTIONS => Some(contraction(text, end, true).unwrap_or(end)),
         Some(b) if !b.is_ascii() => None,
         _ => Some(end),
     }
@@ -100,7 +116,11 @@ fn ascii_word(text: &[u8], i: usize) -> Option<usize> {
 /// `Lo`, a mark), and `+` then takes just that one, since the characters after it in the run
 /// are `Lu`/`Lt`.
 #[inline(always)]
-fn upper_then_lower(text: &[u8], i: usize, first: (u8, usize)) -> Option<usize> {
+fn upper_then_lower<const CONTRACTIONS: bool>(
+    text: &[u8],
+    i: usize,
+    first: (u8, usize),
+) -> Option<usize> {
     let (mut class, mut len) = first;
     if class & (UPPER | LOWER) == 0 {
         return None;
@@ -122,21 +142,35 @@ fn upper_then_lower(text: &[u8], i: usize, first: (u8, usize)) -> Option<usize> 
     } else {
         last_in_both_end?
     };
-    Some(contraction(text, lower_end, true).unwrap_or(lower_end))
+    Some(with_contraction::<CONTRACTIONS>(text, lower_end))
 }
 
 /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*` and the contraction, at `i`,
 /// where the character is `first`. Tried only when the alternative above fails (`HTML`,
 /// ` IBM's`), so nothing after the uppercase-class run is lowercase-class.
 #[inline(always)]
-fn upper_then_any(text: &[u8], i: usize, first: (u8, usize)) -> Option<usize> {
+fn upper_then_any<const CONTRACTIONS: bool>(
+    text: &[u8],
+    i: usize,
+    first: (u8, usize),
+) -> Option<usize> {
     let (class, len) = first;
     if class & UPPER == 0 {
         return None;
     }
     let upper_end = run(text, i + len, |c| c & UPPER != 0);
     let lower_end = run(text, upper_end, |c| c & LOWER != 0);
-    Some(contraction(text, lower_end, true).unwrap_or(lower_end))
+    Some(with_contraction::<CONTRACTIONS>(text, lower_end))
+}
+
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a word that ends at `end`, when the pattern has it.
+#[inline(always)]
+fn with_contraction<const CONTRACTIONS: bool>(text: &[u8], end: usize) -> usize {
+    if CONTRACTIONS {
+        contraction(text, end, true).unwrap_or(end)
+    } else {
+        end
+    }
 }
 
 /// `\s*[\r\n]+|\s+(?!\S)|\s+`: whitespace up to the run's last newline; else the whole run at
