@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
 CS336 = SHARED / "fixtures" / "cs336"
 CORPORA = ("en-prose", "zh-prose", "code", "multilingual", "tinystories")
+EOT = "<|endoftext|>"
 
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -93,6 +94,32 @@ def tiktoken_encoding(tiktoken_cache):
     import tiktoken
 
     return tiktoken.get_encoding
+
+
+# -- a small trained tokenizer and the reference's merges ------------------------------------
+
+
+@cache
+def small_tokenizer():
+    """A small trained tokenizer with one special token: vocab 400, trained on 60 KB of
+    English prose (the tests of edge inputs, ids, special tokens and damaged files)."""
+    import bytepair
+
+    data = corpus_sample("en-prose", 60_000).decode("utf-8")
+    return bytepair.train([data], vocab_size=400, special_tokens=[EOT], progress=False)
+
+
+def reference_merges(data: bytes, vocab_size: int, special_tokens=(), pattern="gpt2"):
+    """The merges bytepair.reference learns from one document, warnings silenced."""
+    import warnings
+
+    from bytepair import reference
+    from bytepair.errors import TrainingWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        counts = reference.count_pretokens(data, pattern, special_tokens)
+        return reference.train_from_counts(counts, vocab_size - 256 - len(special_tokens))
 
 
 # -- encoding (tests/test_encode*.py) ---------------------------------------------------------

@@ -1,5 +1,5 @@
 """Ctrl-C (SIGINT) during train or encode_file returns promptly and leaves no partial output
-and no temporary file (issue 7). Each run is a child process that prints "go" just before
+and no temporary file. Each run is a child process that prints "go" just before
 the long call; the test signals it a moment later and times the exit."""
 
 from __future__ import annotations
