@@ -1,8 +1,9 @@
 """Inputs at the edges, for training and encoding alike: an empty corpus, a corpus of only
-special tokens, one 200 MB line, NUL bytes, invalid UTF-8, lone surrogates, and files that
-cannot be read (missing, unreadable, a directory, a pipe). Each case gives a clear typed
-error that names the bad value, or the correct result, taken from an independent source
-(bytepair.reference, tiktoken, or worked out by hand in the test)."""
+special tokens, NUL bytes, invalid UTF-8, lone surrogates, files that cannot be read
+(missing, unreadable, a directory, a pipe), and corpora that would train a useless
+tokenizer (not UTF-8, special-token text that is no special token), which warn. Each case
+gives a clear typed error or warning that names the bad value, or the correct result,
+taken from an independent source (bytepair.reference, tiktoken, or worked out by hand)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import bytepair
 import numpy as np
 import pytest
 from bytepair import reference
-from bytepair.errors import CorpusError, FormatError, TrainingWarning
-from conftest import EOT, reference_merges, small_tokenizer
+from bytepair.errors import CorpusError, CorpusWarning, FormatError, TrainingWarning
+from conftest import EOT, corpus_documents, corpus_sample, reference_merges, small_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -241,3 +242,60 @@ def test_a_pipe_is_refused_or_read_whole(tmp_path):
         feeder.join(timeout=10)
         os.close(fd)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+# -- corpora that train into a useless tokenizer -------------------------------------------
+
+
+def test_a_gbk_corpus_warns(tmp_path):
+    zh = corpus_sample("zh-prose", 30_000).decode("utf-8", "ignore")
+    path = tmp_path / "gbk.txt"
+    path.write_bytes(zh.encode("gbk", "ignore"))
+    with pytest.warns(CorpusWarning, match=r"gbk\.txt are not valid UTF-8.*iconv"):
+        bytepair.train([path], 300, special_tokens=[EOT], progress=False)
+    with pytest.warns(CorpusWarning, match="not valid UTF-8"):
+        bytepair.train(iter([zh.encode("gbk", "ignore")]), 300, [EOT], progress=False)
+
+
+def test_of_many_files_the_first_and_last_are_checked(tmp_path):
+    zh = corpus_sample("zh-prose", 30_000).decode("utf-8", "ignore")
+    paths = []
+    for n in range(20):
+        paths.append(tmp_path / f"part{n:02}.txt")
+        paths[-1].write_bytes(zh.encode("gbk", "ignore") if n == 19 else zh.encode())
+    with pytest.warns(CorpusWarning, match=r"part19\.txt are not valid UTF-8"):
+        bytepair.train(paths, 300, special_tokens=[EOT], progress=False)
+
+
+def test_a_latin1_corpus_warns_and_utf8_does_not(tmp_path):
+    text = "Le cœur a ses raisons que la raison ne connaît point. Déjà vu, été, à bientôt.\n"
+    latin1 = tmp_path / "fr.txt"
+    latin1.write_bytes(text.replace("œ", "oe").encode("latin-1") * 100)
+    with pytest.warns(CorpusWarning, match=r"fr\.txt are not valid UTF-8"):
+        bytepair.train([latin1], 280, progress=False)
+    utf8 = tmp_path / "fr8.txt"
+    utf8.write_bytes(text.encode() * 100 + b"\xff")  # one stray byte is no other encoding
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bytepair.train([utf8], 280, progress=False)
+
+
+def test_a_utf16_corpus_warns(tmp_path):
+    path = tmp_path / "u16.txt"
+    path.write_bytes(corpus_sample("en-prose", 10_000).decode().encode("utf-16"))
+    with pytest.warns(CorpusWarning, match="looks like UTF-16"):
+        bytepair.train([path], 300, progress=False)
+
+
+def test_special_token_text_that_is_no_special_token_warns(tmp_path):
+    docs = corpus_documents("multilingual", 30, 3)
+    data = b"".join(d.replace(EOT.encode(), b"") + EOT.encode() for d in docs)
+    path = tmp_path / "docs.txt"
+    path.write_bytes(data)
+    with pytest.warns(CorpusWarning, match=r"'<\|endoftext\|>' 30 times.*--special-token"):
+        bytepair.train([path], 300, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bytepair.train([path], 300, special_tokens=[EOT], progress=False)
+        # A document separator is cut out too: its text is expected.
+        bytepair.train([path], 300, document_separator=EOT, progress=False)

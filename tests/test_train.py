@@ -4,6 +4,7 @@ oracle), the CS336 reference merges, and small cases derived by hand."""
 from __future__ import annotations
 
 import pickle
+import re
 import tempfile
 import warnings
 from collections import Counter
@@ -318,6 +319,15 @@ def test_too_few_pairs_warns_with_the_number_learned():
         bytepair.train(["ab ab ab cd cd"], vocab_size=300, min_frequency=3, progress=False)
 
 
+def test_early_stop_warning_suggests_what_can_help():
+    with pytest.warns(TrainingWarning) as seen:
+        bytepair.train(["ab ab"], 300, progress=False)
+    message = str(seen[0].message)
+    assert "lower min_frequency" not in message and "smaller vocab_size" in message
+    with pytest.warns(TrainingWarning, match="lower min_frequency"):
+        bytepair.train(["ab ab cd cd cd"], 300, min_frequency=3, progress=False)
+
+
 def test_bad_arguments_raise_typed_errors(tmp_path):
     with pytest.raises(VocabSizeError, match="at least 257"):
         bytepair.train(["abc"], vocab_size=256, special_tokens=[EOT], progress=False)
@@ -418,3 +428,16 @@ def test_vocab_size_of_exactly_the_bytes_and_specials_learns_nothing_silently():
         warnings.simplefilter("error")
         t = bytepair.train(["hello hello"], vocab_size=257, special_tokens=[EOT], progress=False)
     assert t.merges == [] and t.special_tokens == {EOT: 256}
+
+
+# -- the training report -------------------------------------------------------------------
+
+
+def test_train_reports_time_and_peak_memory(caplog):
+    with caplog.at_level("INFO", logger="bytepair"):
+        tok = bytepair.train([corpus_sample("en-prose", 20_000)], 300, progress=False)
+    report = tok.training_report
+    assert 0 < report.seconds < 60
+    assert report.peak_memory_mb > 10  # a Python process with NumPy loaded
+    assert report.documents is None
+    assert re.fullmatch(r"trained in [\d.]+ s, peak memory [\d,]+ MB", caplog.messages[-1])
