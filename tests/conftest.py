@@ -122,7 +122,7 @@ def reference_merges(data: bytes, vocab_size: int, special_tokens=(), pattern="g
         return reference.train_from_counts(counts, vocab_size - 256 - len(special_tokens))
 
 
-# -- encoding (tests/test_encode*.py) ---------------------------------------------------------
+# -- tiktoken's vocabularies, in tiktoken and in bytepair ------------------------------------
 
 
 def non_ascii_tokens(ranks: dict[bytes, int]) -> list[str]:

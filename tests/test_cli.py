@@ -226,14 +226,14 @@ def test_encode_to_npy_uses_encode_file(tmp_path, en_tok, en_corpus):
     assert decoded.stdout == en_corpus.read_bytes()
 
 
-def test_encode_streams_input_larger_than_its_blocks(tmp_path, en_tok, en_corpus):
-    """encode reads 1 MB blocks: ids across block boundaries (characters split between them)
+def test_encode_streams_input_larger_than_its_chunks(tmp_path, en_tok, en_corpus):
+    """encode reads 1 MB chunks: ids across chunk boundaries (characters split between them)
     equal encode_bytes of the whole, and memory does not grow with the input."""
     tok = bytepair.Tokenizer.load(en_tok)
     unit = en_corpus.read_bytes() + "中文，一个字符。\n".encode() + b"\xff"
     peaks = []
-    # Both inputs span several 1 MB blocks (a copy is 60 KB), so their peaks differ by what
-    # grows with the input, not by the working set of a block in flight (about 15 MB).
+    # Both inputs span several 1 MB chunks (a copy is 60 KB), so their peaks differ by what
+    # grows with the input, not by the working set of a chunk in flight (about 15 MB).
     for copies in (100, 400):
         src = tmp_path / f"in{copies}.txt"
         src.write_bytes(unit * copies)
@@ -247,7 +247,7 @@ def test_encode_streams_input_larger_than_its_blocks(tmp_path, en_tok, en_corpus
         want = tok.encode_bytes(src.read_bytes(), allowed_special="all")
         if copies == 100:
             assert [int(x) for x in out.split()] == want
-        else:  # the same blocks again: the count suffices, and parsing 8M ids takes long
+        else:  # the same chunks again: the count suffices, and parsing 8M ids takes long
             assert out.count(b" ") + 1 == len(want)
         peaks.append(peak)
     # 4x the input (18 MB more of it) may cost 10 MB more (it costs about 4 MB); reading 6 MB

@@ -127,9 +127,10 @@ def test_long_single_pretokens_equal_tiktoken(pair, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_non_ascii_token_alone_equals_tiktoken(pair, name):
-    """Pieces with a multi-byte character skip bytepair's whole-token table (BPE rebuilds those
-    tokens anyway), and pieces that start with a CJK ideograph skip its piece cache: each such
-    token as a text of its own, twice (the cache's miss, then its hit), as tiktoken does."""
+    """Pre-tokens with a multi-byte character skip bytepair's whole-token table (BPE rebuilds
+    those tokens anyway), and pre-tokens that start with a CJK ideograph skip its pre-token
+    cache: each such token as a text of its own, twice (the cache's miss, then its hit), as
+    tiktoken does."""
     enc, tok = pair(name)
     texts = non_ascii_tokens(enc._mergeable_ranks)
     assert len(texts) > 500
@@ -173,7 +174,7 @@ def test_gpt2_merges_from_ranks_equal_the_published_merges(pair, gpt2_merges_tok
 @pytest.mark.parametrize("threads", [None, 1, 2])
 def test_batch_equals_a_loop(pair, threads):
     _, tok = pair("o200k_base")
-    # 270 KB: a 64 KB block of the core, then its 8 KB blocks of the tail, handed over as they
+    # 270 KB: a 64 KB chunk of the core, then its 8 KB chunks of the tail, handed over as they
     # finish.
     docs = [sample_text(c, 100_000)[i * 997 : i * 997 + 900] for c in CORPORA for i in range(100)]
     docs += ["", "<|endoftext|>", "a\ud800"]

@@ -15,8 +15,8 @@ import pytest
 from conftest import CORPORA, corpus_sample
 
 PROMPT_SECONDS = 5.0
-# encode_file checks for Ctrl-C after every 1 MB step, whatever the pattern: far below the
-# 2.6 s that the 80 MB file still needs to encode after the signal when there are no steps.
+# encode_file checks for Ctrl-C after every 1 MB chunk, whatever the pattern: far below the
+# 2.6 s that the 80 MB file still needs to encode after the signal when there are no chunks.
 ENCODE_FILE_PROMPT_SECONDS = 1.5
 
 TRAIN = """

@@ -156,7 +156,7 @@ def describe(what, inputs) -> str:
 @pytest.mark.parametrize("what", ["train", "encode_file", "encode_file_custom"])
 def test_peak_heap_does_not_grow_with_input_size(inputs, what):
     """The anonymous memory (heap, stacks: what cannot be paged back to the file) must not
-    grow with the input: the distinct words are the same."""
+    grow with the input: the distinct pre-tokens are the same."""
     (_, anon_small), (_, anon_large) = (peaks(what, p) for p in inputs)
     assert anon_large <= anon_small + 16, describe(what, inputs)
 

@@ -278,7 +278,7 @@ def test_lone_surrogates_count_as_their_bytes():
     assert dict(counts.items()) == reference.count_pretokens(b"caf\xe9 caf\xe9")
 
 
-def test_word_counts_merge_and_serialize():
+def test_pretoken_counts_merge_and_serialize():
     a, b = _core.PretokenCounts(), _core.PretokenCounts()
     a.add(b"the", 3)
     b.add(b"the", 2)
