@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from cli_run import CAT, ok, run
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,3 +156,42 @@ def tiktoken_pair(tiktoken_encoding):
         return built[name]
 
     return get
+
+
+# -- tokenizer files trained through the CLI (tests/test_cli*.py) ---------------------------
+
+
+@pytest.fixture(scope="module")
+def en_corpus(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "en.txt"
+    path.write_bytes(corpus_sample("en-prose", 60_000))
+    return path
+
+
+@pytest.fixture(scope="module")
+def en_tok(tmp_path_factory, en_corpus) -> Path:
+    """A 320-token tokenizer trained through the CLI on English prose, with a special token."""
+    out = tmp_path_factory.mktemp("tok") / "en.json"
+    ok(
+        run(
+            "train",
+            en_corpus,
+            "-o",
+            out,
+            "--vocab-size",
+            320,
+            "--special-token",
+            "<|endoftext|>",
+            "--quiet",
+        )
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def cat_tok(tmp_path_factory) -> Path:
+    """The tutorial's five-merge tokenizer, trained through the CLI."""
+    d = tmp_path_factory.mktemp("cat")
+    (d / "cat.txt").write_text(CAT)
+    ok(run("train", d / "cat.txt", "-o", d / "cat.json", "--vocab-size", 261, "--holdout", 0, "-q"))
+    return d / "cat.json"

@@ -7,9 +7,69 @@ from __future__ import annotations
 import bytepair
 import pytest
 import rustbpe
-from bytepair import patterns
+from bytepair import patterns, report
+from cli_run import CAT_MERGES, assert_usage_error, ok, run
 from conftest import EOT, corpus_documents, corpus_sample
-from test_cli import assert_usage_error, ok, run
+
+# -- train: merges, summary, held-out tail, progress ----------------------------------------
+
+
+def test_train_writes_the_hand_derived_merges(cat_tok):
+    tok = bytepair.Tokenizer.load(cat_tok)
+    assert tok.merges == CAT_MERGES
+    assert tok.vocab_size == 261
+
+
+def test_train_summary(tmp_path, en_corpus):
+    out = tmp_path / "tok.json"
+    args = ("--vocab-size", 300, "--special-token", "<|x|>", "--holdout", 0.01)
+    text = ok(run("train", en_corpus, "-o", out, *args))
+    for line in (
+        "saved",
+        "wall time",
+        "peak memory",
+        "vocab size      300",
+        "bytes/token",
+        "held out of training",
+        "longest tokens",
+    ):
+        assert line in text, text
+    tok = bytepair.Tokenizer.load(out)
+    assert tok.vocab_size == 300
+    assert tok.special_tokens == {"<|x|>": 299}
+    # The summary lists the saved tokenizer's longest token (ties: the latest learned).
+    _, longest = max((len(b), i) for i, b in tok.vocab.items() if i != 299)
+    assert len(tok.vocab[longest]) >= 2
+    shown = next(line for line in text.splitlines() if line.startswith("longest tokens"))
+    assert report.token_repr(tok.vocab[longest]) in shown  # long ones are cut with …
+
+
+def test_train_holds_the_tail_out(tmp_path):
+    # The last third of the corpus has a word found nowhere else; held out, it is never
+    # merged. Without the hold-out it is.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ab ab ab ab\n" * 60 + "xy xy xy xy\n" * 30)
+    held = tmp_path / "held.json"
+    ok(run("train", corpus, "-o", held, "--vocab-size", 262, "--holdout", 0.34, "-q"))
+    merges = bytepair.Tokenizer.load(held).merges
+    assert (b"a", b"b") in merges
+    assert not any(b"x" in a + b or b"y" in a + b for a, b in merges), merges
+    full = tmp_path / "full.json"
+    ok(run("train", corpus, "-o", full, "--vocab-size", 262, "--holdout", 0, "-q"))
+    assert (b"x", b"y") in bytepair.Tokenizer.load(full).merges
+
+
+def test_train_is_quiet_when_asked(tmp_path, en_corpus):
+    proc = run("train", en_corpus, "-o", tmp_path / "t.json", "--vocab-size", 280, "--quiet")
+    ok(proc)
+    assert proc.stderr == b""
+
+
+def test_train_shows_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, en_corpus):
+    proc = run("train", en_corpus, "-o", tmp_path / "t.json", "--vocab-size", 280)
+    ok(proc)
+    assert b"\r" not in proc.stderr and b"\x1b[" not in proc.stderr
+
 
 # -- bytepair train agrees with bytepair.train ---------------------------------------------
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 import gzip
 import re
 
-import bytepair
 import pytest
 from bytepair import compare, holdout, show, unicode_scripts
-from test_cli import ok, run
 
 # -- show -------------------------------------------------------------------------------------
 
@@ -54,26 +52,6 @@ def test_html_view_names_cjk_fonts_before_the_generic_family():
     fonts = [f.strip().strip('"') for f in tokens_css.split(",")]
     assert fonts[-1] == "monospace"
     assert {"Noto Sans Mono CJK SC", "PingFang SC", "Microsoft YaHei"} <= set(fonts)
-
-
-# -- the plain view through `bytepair tokenize` --------------------------------------------
-
-
-def test_plain_tokenize_escapes_the_separator(tmp_path):
-    # A byte-level tokenizer with the merge "|" + "|": "a||b" is a, ||, b.
-    vocab = {i: bytes([i]) for i in range(256)} | {256: b"||"}
-    tok = bytepair.Tokenizer(vocab, [(b"|", b"|")])
-    path = tmp_path / "pipe.json"
-    tok.save(path)
-    out = ok(run("tokenize", "-t", path, "a||b \\|", "--color", "never", "-q"))
-    tokens_line = out.splitlines()[0]
-    # a | || | b | ' ' | \ | |   (the backslash and the lone pipe are escaped)
-    assert tokens_line == "a|\\|\\||b| |\\\\|\\|", tokens_line
-    # Every unescaped | is a boundary: splitting there gives the tokens back.
-    pieces = re.split(r"(?<!\\)\|", tokens_line.replace("\\\\", "\0"))
-    assert [p.replace("\0", "\\").replace("\\|", "|") for p in pieces] == [
-        "a", "||", "b", " ", "\\", "|",
-    ]  # fmt: skip
 
 
 # -- unicode_scripts -------------------------------------------------------------------------

@@ -11,9 +11,9 @@ import pytest
 from bytepair import formats
 from bytepair.errors import FormatError
 from bytepair.formats import atomic
+from cli_run import assert_usage_error, ok, run
 from conftest import corpus_sample, shared
 from formats_data import SPECIAL, sample_text, trained
-from test_cli import assert_usage_error, ok, run
 
 
 def test_detects_each_format(tmp_path):
