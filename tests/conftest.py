@@ -1,4 +1,5 @@
-"""Shared test data: the corpora and fixtures in ../shared, and tiktoken loading offline.
+"""Shared test data: the corpora and fixtures in ../shared, tiktoken loading offline, a small
+trained tokenizer and the reference's merges, and tokenizer files trained through the CLI.
 
 The shared folder is beside the repository (CI has it). A test that needs it fails with a
 clear message when it is missing; it is never skipped, because a skip is not a pass.

@@ -1,5 +1,7 @@
 """bytepair.train and the Rust training core, checked against bytepair.reference (the
-oracle), the CS336 reference merges, and small cases derived by hand."""
+oracle) on every shared corpus and on fuzzed small corpora, the CS336 reference merges,
+and small cases derived by hand; vocab_size's checks, the warnings and the training
+report."""
 
 from __future__ import annotations
 
