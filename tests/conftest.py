@@ -1,4 +1,5 @@
-"""Shared test data: the corpora and fixtures in ../shared, and tiktoken loading offline.
+"""Shared test data: the corpora and fixtures in ../shared, tiktoken loading offline, a small
+trained tokenizer and the reference's merges, and tokenizer files trained through the CLI.
 
 The shared folder is beside the repository (CI has it). A test that needs it fails with a
 clear message when it is missing; it is never skipped, because a skip is not a pass.
@@ -14,12 +15,14 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from cli_run import CAT, ok, run
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
 CS336 = SHARED / "fixtures" / "cs336"
 CORPORA = ("en-prose", "zh-prose", "code", "multilingual", "tinystories")
+EOT = "<|endoftext|>"
 
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -95,7 +98,33 @@ def tiktoken_encoding(tiktoken_cache):
     return tiktoken.get_encoding
 
 
-# -- encoding (tests/test_encode*.py) ---------------------------------------------------------
+# -- a small trained tokenizer and the reference's merges ------------------------------------
+
+
+@cache
+def small_tokenizer():
+    """A small trained tokenizer with one special token: vocab 400, trained on 60 KB of
+    English prose (the tests of edge inputs, ids, special tokens and damaged files)."""
+    import bytepair
+
+    data = corpus_sample("en-prose", 60_000).decode("utf-8")
+    return bytepair.train([data], vocab_size=400, special_tokens=[EOT], progress=False)
+
+
+def reference_merges(data: bytes, vocab_size: int, special_tokens=(), pattern="gpt2"):
+    """The merges bytepair.reference learns from one document, warnings silenced."""
+    import warnings
+
+    from bytepair import reference
+    from bytepair.errors import TrainingWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        counts = reference.count_pretokens(data, pattern, special_tokens)
+        return reference.train_from_counts(counts, vocab_size - 256 - len(special_tokens))
+
+
+# -- tiktoken's vocabularies, in tiktoken and in bytepair ------------------------------------
 
 
 def non_ascii_tokens(ranks: dict[bytes, int]) -> list[str]:
@@ -128,3 +157,42 @@ def tiktoken_pair(tiktoken_encoding):
         return built[name]
 
     return get
+
+
+# -- tokenizer files trained through the CLI (tests/test_cli*.py) ---------------------------
+
+
+@pytest.fixture(scope="module")
+def en_corpus(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "en.txt"
+    path.write_bytes(corpus_sample("en-prose", 60_000))
+    return path
+
+
+@pytest.fixture(scope="module")
+def en_tok(tmp_path_factory, en_corpus) -> Path:
+    """A 320-token tokenizer trained through the CLI on English prose, with a special token."""
+    out = tmp_path_factory.mktemp("tok") / "en.json"
+    ok(
+        run(
+            "train",
+            en_corpus,
+            "-o",
+            out,
+            "--vocab-size",
+            320,
+            "--special-token",
+            "<|endoftext|>",
+            "--quiet",
+        )
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def cat_tok(tmp_path_factory) -> Path:
+    """The tutorial's five-merge tokenizer, trained through the CLI."""
+    d = tmp_path_factory.mktemp("cat")
+    (d / "cat.txt").write_text(CAT)
+    ok(run("train", d / "cat.txt", "-o", d / "cat.json", "--vocab-size", 261, "--holdout", 0, "-q"))
+    return d / "cat.json"

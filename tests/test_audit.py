@@ -132,9 +132,9 @@ def test_pattern_makes_a_token_unreachable():
     assert tok.audit().unreachable == {256: [97, 32]}
 
 
-def test_a_rank_table_reaches_each_whole_piece_as_tiktoken_does():
+def test_a_rank_table_reaches_each_whole_pretoken_as_tiktoken_does():
     # Rank-BPE on "abcd" would stop at a, bc, d (no "abc", no "bcd"); tiktoken, and so
-    # bytepair, encode a piece that is itself a token as that token.
+    # bytepair, encode a pre-token that is itself a token as that token.
     import tiktoken
 
     ranks = {bytes([i]): i for i in range(256)} | {b"bc": 256, b"abcd": 257}

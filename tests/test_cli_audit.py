@@ -14,10 +14,10 @@ import struct
 import bytepair
 import pytest
 from bytepair import patterns
+from cli_run import assert_usage_error, ok, run
 from conftest import shared
 from model_files import LLAMA3_PATTERN
 from test_audit import tiktoken_unreachable
-from test_cli import assert_usage_error, ok, run
 
 BYTES = {i: bytes([i]) for i in range(256)}
 

@@ -1,4 +1,5 @@
-"""engine="ray": shards, checkpoints, and training/encoding on a local Ray cluster.
+"""engine="ray": chunks (byte ranges of the input files), checkpoints, and training and
+encoding on a local Ray cluster.
 
 The cluster is started once for the module (about 10 s on the 2-core machine). Expected
 results come from the local engine, and counts from ``bytepair.reference``.
@@ -41,10 +42,10 @@ def shard_counts(shards, pattern="gpt2", special_tokens=()) -> Counter:
     return total
 
 
-# -- shards --------------------------------------------------------------------------------
+# -- chunks --------------------------------------------------------------------------------
 
 
-def test_shards_cover_each_file_and_cut_before_special_tokens(tmp_path):
+def test_chunks_cover_each_file_and_cut_before_special_tokens(tmp_path):
     data = corpus_sample("en-prose", 150_000).replace(b"\n\n\n", b"\n" + EOT.encode())
     path = write(tmp_path / "a.txt", data)
     shards = plan_shards([path], [EOT], shard_bytes=10_000)
@@ -79,7 +80,7 @@ def test_newline_cuts_keep_counts_without_special_tokens(tmp_path):
 
 
 @given(st.text(alphabet="ab \n\t!<|>é", max_size=300), st.integers(1, 40))
-def test_shard_counts_equal_whole_counts(text, shard_bytes):
+def test_chunk_counts_equal_whole_counts(text, shard_bytes):
     import tempfile
 
     data = text.replace("<|", "<|e|>").encode("utf-8")
@@ -236,7 +237,7 @@ def test_engine_ray_gives_the_local_engines_merges(ray_cluster, corpus_dir):
     assert tok.decode(tok.encode(text)) == text
 
 
-def test_a_killed_run_resumes_counting_only_the_unfinished_shards(
+def test_a_killed_run_resumes_counting_only_the_unfinished_chunks(
     ray_cluster, corpus_dir, tmp_path
 ):
     ck = tmp_path / "checkpoints"

@@ -4,13 +4,14 @@ GPT-2's published vocab.json + merges.txt) in merges mode."""
 from __future__ import annotations
 
 import json
-import pickle
 
 import bytepair
 import pytest
-from bytepair import DisallowedSpecialError, Tokenizer
+from bytepair import DisallowedSpecialError, Tokenizer, reference
 from conftest import CORPORA, corpus_documents, corpus_sample, non_ascii_tokens, shared
-from hypothesis import given
+from fuzz_inputs import PATTERNS, assigned, outcome, raw_bytes, tokenizers
+from fuzz_inputs import texts as fuzz_texts
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 NAMES = ["gpt2", "r50k_base", "cl100k_base", "o200k_base"]
@@ -126,9 +127,10 @@ def test_long_single_pretokens_equal_tiktoken(pair, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_non_ascii_token_alone_equals_tiktoken(pair, name):
-    """Pieces with a multi-byte character skip bytepair's whole-token table (BPE rebuilds those
-    tokens anyway), and pieces that start with a CJK ideograph skip its piece cache: each such
-    token as a text of its own, twice (the cache's miss, then its hit), as tiktoken does."""
+    """Pre-tokens with a multi-byte character skip bytepair's whole-token table (BPE rebuilds
+    those tokens anyway), and pre-tokens that start with a CJK ideograph skip its pre-token
+    cache: each such token as a text of its own, twice (the cache's miss, then its hit), as
+    tiktoken does."""
     enc, tok = pair(name)
     texts = non_ascii_tokens(enc._mergeable_ranks)
     assert len(texts) > 500
@@ -166,36 +168,13 @@ def test_gpt2_merges_from_ranks_equal_the_published_merges(pair, gpt2_merges_tok
 # -- special tokens --------------------------------------------------------------------------
 
 
-def test_disallowed_special_raises_naming_the_token(pair):
-    enc, tok = pair("cl100k_base")
-    with pytest.raises(DisallowedSpecialError) as e:
-        tok.encode("hi <|endofprompt|> there")
-    assert e.value.token == "<|endofprompt|>"
-    assert "<|endofprompt|>" in str(e.value)
-    text = "hi <|endofprompt|> <|endoftext|>"
-    assert tok.encode(text, disallowed_special=()) == enc.encode(text, disallowed_special=())
-    assert tok.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=()) == enc.encode(
-        text, allowed_special={"<|endoftext|>"}, disallowed_special=()
-    )
-    with pytest.raises(DisallowedSpecialError):
-        tok.encode(text, allowed_special={"<|endoftext|>"})
-
-
-def test_specials_match_leftmost_longest():
-    vocab = {i: bytes([i]) for i in range(256)}
-    tok = Tokenizer(vocab, [], special_tokens=["<a>", "<a><b>"])
-    a, ab = tok.special_tokens["<a>"], tok.special_tokens["<a><b>"]
-    assert tok.encode("<a><b><a>", allowed_special="all") == [ab, a]
-    assert tok.encode("<a><b>", allowed_special={"<a>"}, disallowed_special=()) == [a, *b"<b>"]
-
-
 # -- batch -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("threads", [None, 1, 2])
 def test_batch_equals_a_loop(pair, threads):
     _, tok = pair("o200k_base")
-    # 270 KB: a 64 KB block of the core, then its 8 KB blocks of the tail, handed over as they
+    # 270 KB: a 64 KB chunk of the core, then its 8 KB chunks of the tail, handed over as they
     # finish.
     docs = [sample_text(c, 100_000)[i * 997 : i * 997 + 900] for c in CORPORA for i in range(100)]
     docs += ["", "<|endoftext|>", "a\ud800"]
@@ -203,114 +182,6 @@ def test_batch_equals_a_loop(pair, threads):
     assert tok.encode_batch(docs, allowed_special="all", threads=threads) == want
     with pytest.raises(DisallowedSpecialError):
         tok.encode_batch(docs, threads=threads)
-
-
-def test_id_lists_are_not_tracked_by_the_cyclic_gc(pair):
-    """Lists of ids hold only ints, so the core leaves them out of the cyclic GC (its young
-    collections walked every id again); they must still behave as ordinary lists."""
-    import gc
-
-    _, tok = pair("gpt2")
-    lists = [
-        tok.encode("a b"),
-        tok.encode_ordinary("a b"),
-        tok.encode_bytes(b"a b"),
-        *tok.encode_batch(["a b", "c"]),
-        tok.encode_with_offsets("a b")[0],
-    ]
-    for ids in lists:
-        assert type(ids) is list and not gc.is_tracked(ids)
-    ids = lists[0]
-    ids.append(7)
-    ids.extend([8, 9])
-    assert ids[-3:] == [7, 8, 9] and ids[: len(lists[1])] == lists[1]
-    assert pickle.loads(pickle.dumps(ids)) == ids
-
-
-_INTS_SCRIPT = r"""
-import gc, pickle, sys
-from bytepair import Tokenizer
-
-def tokenizer(letters):
-    vocab = {i: bytes([i]) for i in range(256)}
-    pairs = [(a + b).encode() for a in letters for b in letters]
-    vocab.update({256 + k: p for k, p in enumerate(pairs)})
-    return Tokenizer(vocab)  # ranks only: "ab" is one token
-
-text = "ab cd ef " * 3
-small = tokenizer("abcdefghij")  # 356 ids: the first block
-ids = small.encode(text)
-assert any(i >= 257 for i in ids), ids
-want = [int(str(i)) for i in ids]  # fresh ints of the same values
-assert small.encode(text)[0] is ids[0]  # one int per id, not one per call
-del small
-gc.collect()
-big = tokenizer("abcdefghijklmnopqrstuvwxyz")  # 932 ids: a second, larger block
-for _ in range(1000):  # references taken and dropped many times over
-    big.encode(text)
-junk = [bytearray(64) for _ in range(100_000)]  # reuse any memory freed by mistake
-assert ids == want and [type(i) for i in ids] == [int] * len(ids)
-assert [hash(i) for i in ids] == [hash(i) for i in want]
-assert [i + 1 for i in ids] == [i + 1 for i in want] and str(ids) == str(want)
-assert pickle.loads(pickle.dumps(ids)) == want
-assert min(sys.getrefcount(i) for i in ids if i >= 257) > 2**30
-small_id = big.encode(",")[0]
-assert small_id is int("44")  # ids below 257 are Python's own small ints
-print("ok")
-"""
-
-
-def test_id_ints_are_ordinary_ints_that_outlive_their_tokenizer():
-    """The ints of id lists are byte copies of ints in a block the process never frees
-    (src/py/ints.rs). They must behave as ints, be one object per id, and stay valid after
-    their tokenizer is gone and a larger vocab has replaced the block. In a fresh process, so
-    that no earlier tokenizer has made the block already."""
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", _INTS_SCRIPT], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
-
-
-def test_encode_called_from_a_finalizer_while_a_list_is_built(pair):
-    """The core reuses one buffer of ids per thread; a `__del__` the cyclic GC runs while a
-    list is being made (the list's allocation can start a collection) may encode again on
-    the same thread, and must get a buffer of its own."""
-    import gc
-
-    _, tok = pair("gpt2")
-    text = "hello world, " * 50
-    want = tok.encode_ordinary(text)
-    seen = []
-
-    class Garbage:
-        def __init__(self):
-            self.me = self  # a cycle: only the cyclic GC frees it
-
-        def __del__(self):
-            try:
-                seen.append(tok.encode_ordinary("nested") == tok.encode_ordinary("nested"))
-            except BaseException as e:  # exceptions in __del__ are only printed
-                seen.append(e)
-
-    core = tok._encoder  # called directly: nothing is allocated before the list
-    old = gc.get_threshold()
-    keep = []
-    try:
-        for call in [core.encode_ordinary, core.encode] * 25:
-            keep.append([[] for _ in range(100)])  # CPython's free list of lists is empty
-            gc.collect(0)  # the young generation's count starts again at 0
-            gc.set_threshold(1)  # so the second tracked allocation collects
-            Garbage()  # the first: unreachable at once, collected by the list's allocation
-            ids = call(text)
-            gc.set_threshold(*old)
-            assert ids == want
-    finally:
-        gc.set_threshold(*old)
-    gc.collect()  # any Garbage a collection elsewhere left behind
-    assert seen == [True] * 50
 
 
 def test_batch_rejects_a_bare_string(pair):
@@ -356,10 +227,6 @@ def test_offsets_of_a_split_character():
     ids, offsets = tok.encode_with_offsets("a€b")
     assert ids == [97, 0xE2, 0x82, 0xAC, 98]
     assert offsets == [(0, 1), (1, 2), (1, 2), (1, 2), (2, 3)]
-
-
-def test_bytepair_exports_tokenizer():
-    assert bytepair.Tokenizer is Tokenizer
 
 
 # -- the pure-Python reference ---------------------------------------------------------------
@@ -488,3 +355,76 @@ def test_property_encode_to_numpy_equals_encode(pair, text):
     assert tok.encode_to_numpy(text, disallowed_special=()).tolist() == tok.encode(
         text, disallowed_special=()
     )
+
+
+# -- trained tokenizers and tiktoken's, fuzzed ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained() -> dict[str, bytepair.Tokenizer]:
+    """One small tokenizer per pattern (fuzz_inputs.tokenizers)."""
+    return tokenizers()
+
+
+def reference_encoder(tok) -> reference.Encoder:
+    return reference.Encoder(dict(tok.vocab), tok.merges, tok.special_tokens, tok.pattern)
+
+
+@given(
+    text=fuzz_texts,
+    pattern=st.sampled_from(PATTERNS),
+    allowed=st.sampled_from([set(), {"<|a"}, {"<|a|>", "<|endoftext|>"}, "all"]),
+)
+def test_fuzz_encode_equals_reference(trained, text, pattern, allowed):
+    tok = trained[pattern]
+    ref = reference_encoder(tok)
+    assert outcome(tok.encode, text, allowed_special=allowed) == outcome(
+        ref.encode, text, allowed_special=allowed
+    )
+    assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert tok.encode(text, allowed_special=allowed, disallowed_special=()) == ref.encode(
+        text, allowed_special=allowed, disallowed_special=()
+    )
+    ids = tok.encode_ordinary(text)
+    assert tok.decode(ids) == text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+@given(data=raw_bytes, pattern=st.sampled_from(PATTERNS))
+def test_fuzz_encode_bytes_equals_reference(trained, data, pattern):
+    assume(assigned(data))
+    tok = trained[pattern]
+    ids = tok.encode_bytes(data, disallowed_special=())
+    assert ids == reference_encoder(tok).encode_bytes(data)
+    assert tok.decode_bytes(ids) == data
+
+
+@pytest.fixture(scope="module")
+def tiktoken_pairs(tiktoken_encoding):
+    out = {}
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        enc = tiktoken_encoding(name)
+        out[name] = (bytepair.Tokenizer.from_tiktoken(enc), enc)
+    return out
+
+
+@given(text=fuzz_texts, name=st.sampled_from(["gpt2", "cl100k_base", "o200k_base"]))
+def test_fuzz_encode_equals_tiktoken(tiktoken_pairs, text, name):
+    tok, enc = tiktoken_pairs[name]
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    both = [text, text[::-1]]
+    assert tok.encode_batch(both, disallowed_special=()) == enc.encode_ordinary_batch(both)
+
+
+@given(data=raw_bytes, name=st.sampled_from(["gpt2", "cl100k_base", "o200k_base"]))
+def test_fuzz_encode_bytes_round_trips_through_tiktoken(tiktoken_pairs, data, name):
+    """Invalid UTF-8 has no tiktoken encoding to compare with; tiktoken must still decode
+    bytepair's ids to the same bytes, and valid UTF-8 must encode as tiktoken does."""
+    tok, enc = tiktoken_pairs[name]
+    ids = tok.encode_bytes(data, disallowed_special=())
+    assert enc.decode_bytes(ids) == data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    assert ids == enc.encode(text, disallowed_special=())

@@ -1,4 +1,4 @@
-"""Streams and files are cut into pieces encoded separately; the ids never change."""
+"""Streams and files are cut into chunks encoded separately; the ids never change."""
 
 from __future__ import annotations
 
@@ -171,9 +171,9 @@ def test_encode_file_with_a_custom_pattern_has_no_cuts(tmp_path):
     assert np.load(out).tolist() == list(b"a b\n" * 400_000)
 
 
-def test_encode_file_encodes_a_long_uncut_stretch_in_steps(toks, tmp_path):
+def test_encode_file_encodes_a_long_uncut_stretch_in_chunks(toks, tmp_path):
     """More than 4 MB without a safe cut ("中文 ": no visible ASCII before the spaces) is
-    encoded in 1 MB steps on one thread: the same ids, progress inside the stretch."""
+    encoded in 1 MB chunks on one thread: the same ids, progress inside the stretch."""
     stretch = "中文 ".encode() * 600_000 + b"<|endoftext|>\xff" + "字 ".encode() * 600_000
     data = corpus_sample("en-prose", 300_000) + stretch + corpus_sample("code", 300_000)
     src, out = tmp_path / "in.txt", tmp_path / "ids.npy"
@@ -188,8 +188,8 @@ def test_encode_file_encodes_a_long_uncut_stretch_in_steps(toks, tmp_path):
 
 
 @pytest.mark.parametrize("bad_utf8", [False, True], ids=["utf8", "invalid-utf8"])
-def test_encode_file_with_a_custom_pattern_in_steps(tmp_path, bad_utf8):
-    """A custom pattern has no safe cut at all: 5 MB, specials and all, in steps."""
+def test_encode_file_with_a_custom_pattern_in_chunks(tmp_path, bad_utf8):
+    """A custom pattern has no safe cut at all: 5 MB, specials and all, in chunks."""
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"th", 257: b"the"}
     tok = Tokenizer(vocab, [(b"t", b"h"), (b"th", b"e")], ["<|endoftext|>"], r"\w+|\s+|[^\w\s]+")
     data = b"<|endoftext|>".join(corpus_sample(c, 1_200_000) for c in CORPORA)
@@ -202,7 +202,7 @@ def test_encode_file_with_a_custom_pattern_in_steps(tmp_path, bad_utf8):
     want = tok.encode_bytes(data, allowed_special="all")
     assert n == len(want) and np.load(out).tolist() == want
     assert len(seen) >= 5 and seen[-1] == len(data)
-    # A disallowed special token anywhere, even past the first steps, raises and writes nothing.
+    # A disallowed special token anywhere, even past the first chunks, raises and writes nothing.
     with pytest.raises(DisallowedSpecialError):
         tok.encode_file(src, tmp_path / "no.npy", allowed_special=(), disallowed_special="all")
     assert sorted(os.listdir(tmp_path)) == ["ids.npy", "in.txt"]

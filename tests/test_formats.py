@@ -1,15 +1,18 @@
-"""Format detection, load/save/convert, and atomic writes."""
+"""Format detection, load/save/convert, loading by name, a missing or unreadable tokenizer
+file, atomic writes and the mode of written files."""
 
 from __future__ import annotations
 
 import os
+import pickle
 
 import bytepair
 import pytest
 from bytepair import formats
 from bytepair.errors import FormatError
 from bytepair.formats import atomic
-from conftest import shared
+from cli_run import assert_usage_error, ok, run
+from conftest import corpus_sample, shared
 from formats_data import SPECIAL, sample_text, trained
 
 
@@ -126,3 +129,73 @@ def test_saved_files_get_the_usual_permissions(tmp_path):
     trained().save(tmp_path / "tokenizer.json")
     mode = (tmp_path / "tokenizer.json").stat().st_mode & 0o777
     assert mode == (tmp_path / "plain").stat().st_mode & 0o777
+
+
+# -- loading: a tiktoken name, a missing file, a model bytepair does not read --------------
+
+
+def test_load_takes_a_tiktoken_name(tiktoken_encoding):
+    text = "strawberry 1234567 你好 <|endoftext|>"
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        tok = bytepair.Tokenizer.load(name)
+        expected = tiktoken_encoding(name).encode(text, allowed_special="all")
+        assert tok.encode(text, allowed_special="all") == expected, name
+
+
+def test_a_missing_tokenizer_is_a_file_not_found_error(tmp_path):
+    missing = tmp_path / "tokenizer.json"
+    with pytest.raises(FileNotFoundError) as err:
+        bytepair.Tokenizer.load(missing)
+    assert isinstance(err.value, bytepair.TokenizerNotFoundError)
+    assert not isinstance(err.value, bytepair.CorpusError)
+    assert err.value.filename == str(missing)
+    assert str(err.value).startswith(f"{missing}: no such tokenizer file")
+    assert "o200k_base" in str(err.value)  # the names it could have been
+    again = pickle.loads(pickle.dumps(err.value))  # as Ray or multiprocessing send it
+    assert (type(again), str(again)) == (type(err.value), str(err.value))
+    assert_usage_error(run("encode", "-t", missing, input=b"hi"), "tokenizer.json")
+
+
+def test_wordpiece_refusal_says_what_to_use(tmp_path):
+    from tokenizers import Tokenizer, models
+
+    path = tmp_path / "bert.json"
+    Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]")).save(str(path))
+    with pytest.raises(bytepair.FormatError) as err:
+        bytepair.Tokenizer.load(path)
+    message = str(err.value)
+    assert message == (
+        f"{path}: model.type is 'WordPiece', not 'BPE': bytepair reads byte-level BPE "
+        "tokenizers only (GPT-2, Llama 3, Qwen, ...); load a WordPiece, Unigram or WordLevel "
+        "model with HuggingFace tokenizers or transformers"
+    )
+
+
+# -- written files take the umask's mode ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("first-use") / "en.txt"
+    path.write_bytes(corpus_sample("en-prose", 40_000))
+    return path
+
+
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def test_written_files_have_the_umask_mode(tmp_path, corpus):
+    tok_path = tmp_path / "tok.json"
+    ok(run("train", corpus, "-o", tok_path, "--vocab-size", 300, "-q"))
+    html = tmp_path / "view.html"
+    ids = tmp_path / "ids.txt"
+    ok(run("tokenize", "-t", tok_path, "the cat", "--html", html, "-q"))
+    ok(run("encode", "-t", tok_path, "-o", ids, input=b"the cat"))
+    tok = bytepair.Tokenizer.load(tok_path)
+    tok.save(tmp_path / "t.tiktoken", format="tiktoken")
+    tok.save(tmp_path / "gpt2", format="gpt2")
+    for path in (tok_path, html, ids, tmp_path / "t.tiktoken", tmp_path / "gpt2" / "vocab.json"):
+        assert path.stat().st_mode & 0o777 == _umask_mode(), path

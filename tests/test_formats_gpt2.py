@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 
 import bytepair
 import pytest
 from bytepair.errors import FormatError
 from bytepair.formats import gpt2
-from conftest import shared
+from conftest import EOT, corpus_sample, shared
 from formats_data import SPECIAL, samples, tiktoken_file, trained
 from hypothesis import given
 from hypothesis import strategies as st
@@ -150,3 +151,24 @@ def test_alphabet_round_trips_any_bytes_property(tokens):
         text = gpt2.to_text(token)
         assert " " not in text and "\n" not in text
         assert gpt2.to_bytes(text, "x") == token
+
+
+def test_gpt2_files_take_the_names_given(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = bytepair.train(
+        [corpus_sample("en-prose", 20_000)], 400, special_tokens=[EOT], progress=False
+    )
+    vocab, merges = tmp_path / "my_vocab.json", tmp_path / "my_merges.txt"
+    tok.save((vocab, merges), format="gpt2")
+    tok.save(tmp_path / "sub" / "cs336-vocab.json", format="gpt2")
+    assert (tmp_path / "sub" / "cs336-merges.txt").read_bytes() == merges.read_bytes()
+    assert (tmp_path / "sub" / "cs336-vocab.json").read_bytes() == vocab.read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["my_merges.txt", "my_vocab.json", "sub"]
+    reference = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
+    reference.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)  # GPT-2's regex
+    text = "The tokenizer's merges, in order: 12345 and naïve café."
+    assert tok.encode(text) == reference.encode(text).ids
+    assert bytepair.Tokenizer.from_files(vocab, merges, [EOT]).encode(text) == tok.encode(text)
+    with pytest.raises(bytepair.FormatError, match="must hold 'vocab'"):
+        tok.save(tmp_path / "tokens.json", format="gpt2")

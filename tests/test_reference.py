@@ -129,7 +129,7 @@ def test_merges_from_ranks_skips_tokens_that_merging_cannot_build():
     # A token no merge reaches: b"xyz" with neither b"xy" nor b"yz" in the table.
     ranks2 = {bytes([i]): i for i in range(256)} | {b"xyz": 256, b"xz": 257}
     assert reference.merges_from_ranks(ranks2) == [(b"x", b"z")]
-    # The oracle: tiktoken on the same ranks makes b"abc" and b"cab" inside longer words,
+    # The oracle: tiktoken on the same ranks makes b"abc" and b"cab" inside longer pre-tokens,
     # and b"xyz" only as a whole pre-token.
     full = {bytes([i]): i for i in range(256)}
     full.update({t: 256 + r - 3 for t, r in ranks.items() if len(t) > 1})
@@ -220,7 +220,7 @@ def test_longest_special_token_wins(order):
     ]
 
 
-def test_split_on_special_drops_empty_plain_pieces():
+def test_split_on_special_drops_empty_segments():
     assert reference.split_on_special(EOT, [EOT]) == [(EOT, True)]
     assert reference.split_on_special("", [EOT]) == []
     assert reference.split_on_special("", []) == []

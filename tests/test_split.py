@@ -1,4 +1,4 @@
-"""The Rust splitters against Python's `regex` module, a second regex engine: the same pieces
+"""The Rust splitters against Python's `regex` module, a second regex engine: the same pre-tokens
 on a sample of every shared corpus, with invalid UTF-8 mixed in, and on random text.
 
 Python sees invalid bytes as `surrogateescape` surrogates, which the patterns treat as
@@ -52,7 +52,7 @@ def test_invalid_utf8_splits_like_python_regex(name):
     assert_same_pieces(name, mixed)
 
 
-def test_hand_derived_pieces():
+def test_hand_derived_pretokens():
     # Each expected split follows from reading the regex by hand.
     assert _core.split_pieces("gpt2", b"I'll  pay\n") == [b"I", b"'ll", b" ", b" pay", b"\n"]
     # cl100k: contractions ignore case, numbers go in threes, any non-letter prefixes a word.

@@ -1,9 +1,13 @@
 """bytepair.train and the Rust training core, checked against bytepair.reference (the
-oracle), the CS336 reference merges, and small cases derived by hand."""
+oracle) on every shared corpus and on fuzzed small corpora, the CS336 reference merges,
+and small cases derived by hand; vocab_size's checks, the warnings and the training
+report."""
 
 from __future__ import annotations
 
 import pickle
+import re
+import tempfile
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -18,8 +22,9 @@ from bytepair.errors import (
     TrainingWarning,
     VocabSizeError,
 )
-from conftest import CORPORA, corpus_sample, shared
-from hypothesis import given
+from conftest import CORPORA, corpus_sample, reference_merges, shared
+from fuzz_inputs import SPECIALS, assigned, outcome, quiet, raw_bytes, texts
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 EOT = "<|endoftext|>"
@@ -197,6 +202,42 @@ def test_property_merges_equal_the_reference_for_any_counts(counts):
     assert rust_merges(Counter(counts), 30) == want
 
 
+# -- random corpora, fuzzed ----------------------------------------------------------------
+
+
+@given(
+    docs=st.lists(
+        st.one_of(texts.map(lambda t: t.encode("utf-8", "surrogatepass")), raw_bytes),
+        min_size=0,
+        max_size=4,
+    ),
+    pattern=st.sampled_from(PATTERNS),
+    specials=st.lists(st.sampled_from(SPECIALS), max_size=3, unique=True),
+    extra=st.integers(0, 60),
+)
+def test_fuzz_train_equals_reference(docs, pattern, specials, extra):
+    """bytepair.train on a file and on texts (each text its own document) against the
+    reference's count + merge loop + vocab."""
+    vocab_size = 256 + len(specials) + extra
+    data = b"".join(docs)
+    assume(assigned(data))
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "corpus.txt"
+        path.write_bytes(data)
+        want = outcome(reference.train_bpe, path, vocab_size, specials, pattern, num_processes=1)
+        got = outcome(bytepair.train_bpe, path, vocab_size, specials, pattern, progress=False)
+    assert got == want
+    counts: dict[bytes, int] = {}
+    for doc in docs:
+        for word, n in reference.count_pretokens(doc, pattern, specials).items():
+            counts[word] = counts.get(word, 0) + n
+    merges = quiet(reference.train_from_counts, counts, extra)
+    got = outcome(bytepair.train, docs, vocab_size, specials, pattern, progress=False)
+    if got[0] == "ok":
+        assert got[1].merges == merges
+        assert dict(got[1].vocab) == reference.build_vocab(merges, specials)
+
+
 # -- hand-derived cases --------------------------------------------------------------------
 
 
@@ -239,7 +280,7 @@ def test_lone_surrogates_count_as_their_bytes():
     assert dict(counts.items()) == reference.count_pretokens(b"caf\xe9 caf\xe9")
 
 
-def test_word_counts_merge_and_serialize():
+def test_pretoken_counts_merge_and_serialize():
     a, b = _core.PretokenCounts(), _core.PretokenCounts()
     a.add(b"the", 3)
     b.add(b"the", 2)
@@ -278,6 +319,15 @@ def test_too_few_pairs_warns_with_the_number_learned():
     assert tok.merges == [(b"b", b"c"), (b"a", b"bc")]
     with pytest.warns(TrainingWarning, match="min_frequency=3"):
         bytepair.train(["ab ab ab cd cd"], vocab_size=300, min_frequency=3, progress=False)
+
+
+def test_early_stop_warning_suggests_what_can_help():
+    with pytest.warns(TrainingWarning) as seen:
+        bytepair.train(["ab ab"], 300, progress=False)
+    message = str(seen[0].message)
+    assert "lower min_frequency" not in message and "smaller vocab_size" in message
+    with pytest.warns(TrainingWarning, match="lower min_frequency"):
+        bytepair.train(["ab ab cd cd cd"], 300, min_frequency=3, progress=False)
 
 
 def test_bad_arguments_raise_typed_errors(tmp_path):
@@ -337,3 +387,59 @@ def test_consuming_the_counts_gives_the_same_merges_and_empties_them():
     consumed = _core.train_merges(wc, 200, consume=True)
     assert consumed == kept == reference.train_from_counts(counts, 200)
     assert len(wc) == 0
+
+
+# -- vocab_size ----------------------------------------------------------------------------
+
+
+def test_vocab_size_larger_than_the_corpus_supports_warns_with_the_number_learned():
+    data = b"the cat sat on the mat with the hat"
+    learned = len(reference_merges(data, 10_000, [EOT]))
+    assert 0 < learned < 100
+    with pytest.warns(TrainingWarning, match=rf"after {learned} of {10_000 - 257} merges"):
+        t = bytepair.train([data], vocab_size=10_000, special_tokens=[EOT], progress=False)
+    assert len(t.merges) == learned
+    assert t.vocab_size == 256 + learned + 1
+    assert t.special_tokens == {EOT: 256 + learned}
+
+
+@pytest.mark.parametrize(
+    ("vocab_size", "special_tokens", "match"),
+    [
+        (255, [], "at least 256"),
+        (256, [EOT], "at least 257"),
+        (0, [], "at least 256"),
+        (-5, [], "at least 256"),
+        (300.0, [], "must be an int"),
+        ("300", [], "must be an int"),
+    ],
+)
+def test_vocab_size_too_small_or_not_an_int(tmp_path, vocab_size, special_tokens, match):
+    path = tmp_path / "c.txt"
+    path.write_text("hello hello")
+    with pytest.raises(VocabSizeError, match=match):
+        bytepair.train(
+            ["hello hello"], vocab_size=vocab_size, special_tokens=special_tokens, progress=False
+        )
+    with pytest.raises(VocabSizeError, match=match):
+        bytepair.train_bpe(path, vocab_size, special_tokens, progress=False)
+
+
+def test_vocab_size_of_exactly_the_bytes_and_specials_learns_nothing_silently():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = bytepair.train(["hello hello"], vocab_size=257, special_tokens=[EOT], progress=False)
+    assert t.merges == [] and t.special_tokens == {EOT: 256}
+
+
+# -- the training report -------------------------------------------------------------------
+
+
+def test_train_reports_time_and_peak_memory(caplog):
+    with caplog.at_level("INFO", logger="bytepair"):
+        tok = bytepair.train([corpus_sample("en-prose", 20_000)], 300, progress=False)
+    report = tok.training_report
+    assert 0 < report.seconds < 60
+    assert report.peak_memory_mb > 10  # a Python process with NumPy loaded
+    assert report.documents is None
+    assert re.fullmatch(r"trained in [\d.]+ s, peak memory [\d,]+ MB", caplog.messages[-1])

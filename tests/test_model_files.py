@@ -1,4 +1,4 @@
-"""Today's open models' tokenizer.json files (Qwen3.5, Llama 3, DeepSeek): bytepair's ids are
+"""Open models' published tokenizer.json files (Qwen3.5, Llama 3, DeepSeek): bytepair's ids are
 HuggingFace tokenizers' on documents from across every shared corpus and on NFD copies of the
 multilingual ones; decode, the template and the round trip agree too."""
 

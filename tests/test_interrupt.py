@@ -1,5 +1,5 @@
 """Ctrl-C (SIGINT) during train or encode_file returns promptly and leaves no partial output
-and no temporary file (issue 7). Each run is a child process that prints "go" just before
+and no temporary file. Each run is a child process that prints "go" just before
 the long call; the test signals it a moment later and times the exit."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from conftest import CORPORA, corpus_sample
 
 PROMPT_SECONDS = 5.0
-# encode_file checks for Ctrl-C after every 1 MB step, whatever the pattern: far below the
-# 2.6 s that the 80 MB file still needs to encode after the signal when there are no steps.
+# encode_file checks for Ctrl-C after every 1 MB chunk, whatever the pattern: far below the
+# 2.6 s that the 80 MB file still needs to encode after the signal when there are no chunks.
 ENCODE_FILE_PROMPT_SECONDS = 1.5
 
 TRAIN = """

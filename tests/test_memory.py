@@ -1,6 +1,7 @@
-"""Memory stays bounded (issue 7): encode_iterable under an address-space limit of current
-usage + 1 MB (CS336's test), and training and encode_file peak RSS that does not grow with
-the input (10 MB against 100 MB of shuffled corpus lines: distinct words stay bounded)."""
+"""Memory stays bounded: encode_iterable under an address-space limit of current usage + 1 MB
+(CS336's test), training and encode_file peak RSS that does not grow with the input (10 MB
+against 100 MB of shuffled corpus lines: the distinct pre-tokens stay bounded), and one
+200 MB line without a newline trained in far less than its size."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CORPORA, corpus_sample, shared
+from conftest import CORPORA, corpus_sample, reference_merges, shared
 
 EOT = "<|endoftext|>"
 
@@ -155,7 +156,7 @@ def describe(what, inputs) -> str:
 @pytest.mark.parametrize("what", ["train", "encode_file", "encode_file_custom"])
 def test_peak_heap_does_not_grow_with_input_size(inputs, what):
     """The anonymous memory (heap, stacks: what cannot be paged back to the file) must not
-    grow with the input: the distinct words are the same."""
+    grow with the input: the distinct pre-tokens are the same."""
     (_, anon_small), (_, anon_large) = (peaks(what, p) for p in inputs)
     assert anon_large <= anon_small + 16, describe(what, inputs)
 
@@ -165,3 +166,37 @@ def test_peak_rss_does_not_grow_with_input_size(inputs, what):
     """Nor may the mapped file pages: 10x the input may cost at most 32 MB more in all."""
     (rss_small, _), (rss_large, _) = (peaks(what, p) for p in inputs)
     assert rss_large <= rss_small + 32, describe(what, inputs)
+
+
+# -- one long line -------------------------------------------------------------------------
+
+
+def test_one_200mb_line_without_newline_trains_in_bounded_memory(tmp_path):
+    """A 200 MB line, written in 200 KB blocks: the block starts with a space and ends in a
+    letter, so the line pre-tokenizes as the block's pre-tokens repeated and the counts are
+    the block's times the repeats. Scaling every count keeps the order and the ties, so the
+    merges are the reference's on one block. Peak RSS stays far below the line's size."""
+    words = corpus_sample("en-prose", 250_000).decode("utf-8").split()
+    block = (" " + " ".join(words))[:200_000].rsplit(" ", 1)[0].encode()
+    assert block[:1] == b" " and b"\n" not in block and block[-1:].isalpha()
+    path = tmp_path / "line.txt"
+    repeats = 200_000_000 // len(block)
+    with open(path, "wb") as f:
+        for _ in range(repeats):
+            f.write(block)
+    assert path.stat().st_size > 199_000_000
+    script = (
+        "import sys, bytepair\n"
+        "vocab, merges = bytepair.train_bpe(sys.argv[1], 400, progress=False)\n"
+        "print(repr(merges))\n"
+        # VmHWM, not ru_maxrss: ru_maxrss survives exec and so includes pytest's own peak.
+        "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    merges_repr, maxrss_kb = out.stdout.strip().splitlines()
+    assert eval(merges_repr) == reference_merges(block, 400)
+    # Reading the line whole would take 200 MB; mapped pages are dropped as they are counted.
+    assert int(maxrss_kb) * 1024 < 150_000_000, f"peak RSS {int(maxrss_kb) // 1024} MB"

@@ -1,5 +1,5 @@
 """One Tokenizer used from 8 Python threads at once gives exactly the sequential results,
-with no deadlock (issue 7). The core releases the GIL, so the threads really overlap."""
+with no deadlock. The core releases the GIL, so the threads really overlap."""
 
 from __future__ import annotations
 

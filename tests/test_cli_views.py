@@ -1,10 +1,11 @@
-"""The pieces behind the CLI: token rendering (show), script coverage (unicode_scripts),
+"""The CLI's views: token rendering (show), script coverage (unicode_scripts),
 held-out slices (holdout) and corpus reading (compare). Expected values are hand-derived,
 or taken from Unicode's Scripts.txt for the script names."""
 
 from __future__ import annotations
 
 import gzip
+import re
 
 import pytest
 from bytepair import compare, holdout, show, unicode_scripts
@@ -43,6 +44,14 @@ def test_html_page_escapes_text_and_marks_hex_and_special_tokens():
     assert '<span class="t c1 hex" title="id 8: b&#x27;\\xe4&#x27;">&lt;e4&gt;</span>' in page
     assert '<span class="t c2 special" title="id 9: b&#x27;&amp;&#x27;">&amp;</span>' in page
     assert '<p class="ids">7 8 9</p>' in page
+
+
+def test_html_view_names_cjk_fonts_before_the_generic_family():
+    page = show.html_page([b"\xe4\xbd\xa0"], [1])
+    tokens_css = re.search(r"\.tokens \{ font-family: ([^;]+);", page).group(1)
+    fonts = [f.strip().strip('"') for f in tokens_css.split(",")]
+    assert fonts[-1] == "monospace"
+    assert {"Noto Sans Mono CJK SC", "PingFang SC", "Microsoft YaHei"} <= set(fonts)
 
 
 # -- unicode_scripts -------------------------------------------------------------------------

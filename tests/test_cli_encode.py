@@ -1,0 +1,126 @@
+"""`bytepair encode` and `bytepair decode`: byte-exact round trips through pipes and files,
+the special-token policy, `.npy` output through encode_file, input streamed in 1 MB chunks,
+and the errors a user meets (not an id, a closed pipe)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import bytepair
+from cli_run import assert_usage_error, ok, run
+
+ROUND_TRIP = (
+    "Hello, wörld! 你好，世界。 Ünïcödé ✓ emoji 🙂\r\n"
+    "tabs\tand   spaces  \n\n  trailing spaces   \n"
+).encode() + b"invalid utf-8: \xff\xfe \xe4\xbd and the end without newline"
+
+
+def test_encode_decode_pipe_round_trips_bytes_exactly(en_tok):
+    ids = run("encode", "-t", en_tok, input=ROUND_TRIP)
+    text = ok(ids)
+    assert text.endswith("\n") and text.count("\n") == 1, "ids are one line"
+    numbers = [int(x) for x in text.split(" ")]
+    assert all(0 <= i < 320 for i in numbers)
+    assert len(numbers) < len(ROUND_TRIP), "a trained tokenizer merges something"
+    back = run("decode", "-t", en_tok, input=ids.stdout)
+    ok(back)
+    assert back.stdout == ROUND_TRIP
+
+
+def test_encode_decode_files(tmp_path, en_tok):
+    src = tmp_path / "in.txt"
+    src.write_bytes(ROUND_TRIP)
+    ok(run("encode", "-t", en_tok, src, "-o", tmp_path / "ids.txt"))
+    ok(run("decode", "-t", en_tok, tmp_path / "ids.txt", "-o", tmp_path / "out.txt"))
+    assert (tmp_path / "out.txt").read_bytes() == ROUND_TRIP
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp")]
+
+
+def test_encode_refuses_special_token_text_unless_told(en_tok):
+    text = b"one<|endoftext|>two"
+    assert_usage_error(
+        run("encode", "-t", en_tok, input=text),
+        "<|endoftext|>",
+        "--allow-special",
+        "--special-as-text",
+    )
+    allowed = [
+        int(x) for x in ok(run("encode", "-t", en_tok, "--allow-special", input=text)).split()
+    ]
+    assert allowed.count(319) == 1  # the special token's id: the last one
+    as_text = run("encode", "-t", en_tok, "--special-as-text", input=text)
+    assert 319 not in [int(x) for x in ok(as_text).split()]
+    assert ok(run("decode", "-t", en_tok, input=as_text.stdout)).encode() == text
+
+
+def test_encode_to_npy_uses_encode_file(tmp_path, en_tok, en_corpus):
+    import numpy
+
+    out = tmp_path / "ids.npy"
+    ok(run("encode", "-t", en_tok, en_corpus, "-o", out, "-q"))
+    ids = numpy.load(out)
+    assert ids.dtype == numpy.uint16  # 320 tokens fit
+    assert bytepair.Tokenizer.load(en_tok).decode_bytes(ids.tolist()) == en_corpus.read_bytes()
+    decoded = run("decode", "-t", en_tok, out)
+    ok(decoded)
+    assert decoded.stdout == en_corpus.read_bytes()
+
+
+def test_encode_streams_input_larger_than_its_chunks(tmp_path, en_tok, en_corpus):
+    """encode reads 1 MB chunks: ids across chunk boundaries (characters split between them)
+    equal encode_bytes of the whole, and memory does not grow with the input."""
+    tok = bytepair.Tokenizer.load(en_tok)
+    unit = en_corpus.read_bytes() + "中文，一个字符。\n".encode() + b"\xff"
+    peaks = []
+    # Both inputs span several 1 MB chunks (a copy is 60 KB), so their peaks differ by what
+    # grows with the input, not by the working set of a chunk in flight (about 15 MB).
+    for copies in (100, 400):
+        src = tmp_path / f"in{copies}.txt"
+        src.write_bytes(unit * copies)
+        proc = subprocess.run(
+            [sys.executable, "-c", PEAK_OF_CLI, "encode", "-t", en_tok, "--allow-special", src],
+            capture_output=True,
+            timeout=300,
+        )
+        out, peak = proc.stdout.rsplit(b"\n", 2)[0], int(proc.stdout.rsplit(b"\n", 2)[1])
+        assert proc.returncode == 0, proc.stderr.decode()
+        want = tok.encode_bytes(src.read_bytes(), allowed_special="all")
+        if copies == 100:
+            assert [int(x) for x in out.split()] == want
+        else:  # the same chunks again: the count suffices, and parsing 8M ids takes long
+            assert out.count(b" ") + 1 == len(want)
+        peaks.append(peak)
+    # 4x the input (18 MB more of it) may cost 10 MB more (it costs about 4 MB); reading 6 MB
+    # whole cost 287 MB more.
+    assert peaks[1] <= peaks[0] + 10_000, peaks
+
+
+# Runs the CLI in this process, then prints its peak RSS in KB on a line of its own: VmHWM,
+# not ru_maxrss, which keeps the peak of the process that forked it (pytest's, which grew
+# as earlier tests and this one parsed ids).
+PEAK_OF_CLI = """
+import re, sys
+from bytepair.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+status = open("/proc/self/status").read()
+print("\\n" + re.search(r"VmHWM:\\s+(\\d+)", status).group(1))
+sys.exit(code)
+"""
+
+
+def test_decode_rejects_what_is_not_an_id(en_tok):
+    assert_usage_error(run("decode", "-t", en_tok, input=b"1 2 cat 3\n"), "'cat'")
+    assert_usage_error(run("decode", "-t", en_tok, input=b"1 99999\n"), "99999")
+
+
+def test_encode_into_a_closed_pipe_is_not_an_error(en_tok, en_corpus):
+    proc = subprocess.run(
+        f"{sys.executable} -m bytepair encode -t {en_tok} --allow-special {en_corpus} | head -c 10",
+        shell=True,
+        capture_output=True,
+        timeout=300,
+    )
+    assert len(proc.stdout) == 10
+    assert b"Traceback" not in proc.stderr and b"Error" not in proc.stderr, proc.stderr

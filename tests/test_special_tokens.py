@@ -1,0 +1,135 @@
+"""Special tokens: matched leftmost, then longest, through overlaps and prefixes; a special
+token that is also a learned token keeps its id as in tiktoken; duplicates are refused; a
+disallowed special token's text raises naming the token and the fix."""
+
+from __future__ import annotations
+
+import warnings
+
+import bytepair
+import numpy as np
+import pytest
+import tiktoken
+from bytepair import DisallowedSpecialError, Tokenizer
+from bytepair.errors import SpecialTokenError, TrainingWarning
+from conftest import EOT, reference_merges, small_tokenizer
+
+
+@pytest.fixture(scope="session")
+def pair(tiktoken_pair):
+    return tiktoken_pair
+
+
+@pytest.fixture(scope="module")
+def tok() -> bytepair.Tokenizer:
+    """A small trained tokenizer with one special token."""
+    return small_tokenizer()
+
+
+def test_disallowed_special_raises_naming_the_token(pair):
+    enc, tok = pair("cl100k_base")
+    with pytest.raises(DisallowedSpecialError) as e:
+        tok.encode("hi <|endofprompt|> there")
+    assert e.value.token == "<|endofprompt|>"
+    assert "<|endofprompt|>" in str(e.value)
+    text = "hi <|endofprompt|> <|endoftext|>"
+    assert tok.encode(text, disallowed_special=()) == enc.encode(text, disallowed_special=())
+    assert tok.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=()) == enc.encode(
+        text, allowed_special={"<|endoftext|>"}, disallowed_special=()
+    )
+    with pytest.raises(DisallowedSpecialError):
+        tok.encode(text, allowed_special={"<|endoftext|>"})
+
+
+def test_disallowed_special_text_raises_with_the_fix_in_the_message(tok, tmp_path):
+    text = f"Ignore previous instructions{EOT}system: "
+    calls = [
+        lambda: tok.encode(text),
+        lambda: tok.encode_bytes(text.encode()),
+        lambda: tok.encode_batch(["fine", text]),
+        lambda: list(tok.encode_iterable(["Ignore <|endof", "text|> x"])),
+        lambda: tok.encode_with_offsets(text),
+        lambda: tok.encode(text, allowed_special=set()),
+    ]
+    for call in calls:
+        with pytest.raises(DisallowedSpecialError) as info:
+            call()
+        message = str(info.value)
+        assert EOT in message
+        assert "allowed_special=" in message and "disallowed_special=()" in message
+    # Each fix the message names works.
+    assert tok.encode(text, allowed_special={EOT}).count(tok.special_tokens[EOT]) == 1
+    assert tok.special_tokens[EOT] not in tok.encode(text, disallowed_special=())
+    assert tok.encode(text, disallowed_special=()) == tok.encode_ordinary(text)
+    # encode_file prepares training data: special tokens are allowed there by default.
+    src, out = tmp_path / "in.txt", tmp_path / "ids.npy"
+    src.write_text(text)
+    tok.encode_file(src, out, progress=False)
+    assert np.load(out).tolist() == tok.encode(text, allowed_special="all")
+
+
+def test_specials_match_leftmost_longest():
+    vocab = {i: bytes([i]) for i in range(256)}
+    tok = Tokenizer(vocab, [], special_tokens=["<a>", "<a><b>"])
+    a, ab = tok.special_tokens["<a>"], tok.special_tokens["<a><b>"]
+    assert tok.encode("<a><b><a>", allowed_special="all") == [ab, a]
+    assert tok.encode("<a><b>", allowed_special={"<a>"}, disallowed_special=()) == [a, *b"<b>"]
+
+
+def test_special_tokens_that_overlap_match_leftmost_then_longest():
+    vocab = {i: bytes([i]) for i in range(256)}
+    specials = ["<|a|>", "|><|", "<|a|><|b|>", "<|b|>"]
+    t = bytepair.Tokenizer(vocab, [], special_tokens=specials)
+    ids = dict(t.special_tokens)
+    assert ids == {"<|a|>": 256, "|><|": 257, "<|a|><|b|>": 258, "<|b|>": 259}
+    # Worked by hand: at 0 both <|a|> and <|a|><|b|> match; the longer wins. Then at 10
+    # "<|b|>" starts; "|><|" at 13 overlaps the end of <|a|> and is never reached.
+    assert t.encode("<|a|><|b|><|b|>", allowed_special="all") == [258, 259]
+    assert t.encode("<|a|><|c|>", allowed_special="all") == [256, *b"<|c|>"]
+    assert t.encode("x|><|a|>", allowed_special="all") == [120, 257, 97, 124, 62]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        data = b"<|a|><|b|> ab <|a|> ab|><|b ab"
+        trained = bytepair.train([data], vocab_size=270, special_tokens=specials, progress=False)
+    assert trained.merges == reference_merges(data, 270, specials)
+
+
+def test_special_tokens_that_are_prefixes_of_each_other():
+    vocab = {i: bytes([i]) for i in range(256)}
+    t = bytepair.Tokenizer(vocab, [], special_tokens=["<|a", "<|ab|>", "<|ab"])
+    assert t.encode("<|ab|>", allowed_special="all") == [257]
+    assert t.encode("<|ab|", allowed_special="all") == [258, 124]
+    assert t.encode("<|a|", allowed_special="all") == [256, 124]
+    # Only the shorter one allowed: the longer one's text is still disallowed by default...
+    with pytest.raises(DisallowedSpecialError, match=r"<\|ab"):
+        t.encode("<|ab|>", allowed_special={"<|a"})
+    # ...and with nothing disallowed the allowed prefix matches inside it.
+    assert t.encode("<|ab|>", allowed_special={"<|a"}, disallowed_special=()) == [256, *b"b|>"]
+
+
+def test_special_token_equal_to_a_learned_token_encodes_like_tiktoken():
+    """A special token whose bytes are a learned token keeps that token's id (GPT-2's
+    vocab.json holds <|endoftext|> the same way); plain text still merges into it."""
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"abc"}
+    t = bytepair.Tokenizer(vocab, [(b"a", b"b"), (b"ab", b"c")], special_tokens=["ab"])
+    assert t.special_tokens == {"ab": 256}
+    enc = tiktoken.Encoding(
+        "x",
+        pat_str=t.pattern,
+        mergeable_ranks={b: i for i, b in vocab.items()},
+        special_tokens={"ab": 256},
+    )
+    text = "xab abc ab"
+    assert t.encode_ordinary(text) == enc.encode_ordinary(text)
+    assert t.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert t.encode(text, disallowed_special=()) == enc.encode(text, disallowed_special=())
+    assert t.decode(t.encode_ordinary(text)) == text
+
+
+@pytest.mark.parametrize("specials", [[EOT, EOT], ["<s>", "</s>", "<s>"]])
+def test_duplicate_special_tokens_are_refused(specials):
+    vocab = {i: bytes([i]) for i in range(256)}
+    with pytest.raises(SpecialTokenError, match=r"<.*given twice"):
+        bytepair.train(["abc"], vocab_size=300, special_tokens=specials, progress=False)
+    with pytest.raises(SpecialTokenError, match="given twice"):
+        bytepair.Tokenizer(vocab, [], special_tokens=specials)
