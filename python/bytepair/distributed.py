@@ -24,7 +24,6 @@ the rest of the process, so a second call does not pay the ~9 s start again).
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import sys
@@ -34,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bytepair import checkpoint, patterns
+from bytepair import checkpoint, patterns, trainer
 from bytepair.errors import FormatError
 from bytepair.progress import Bar, wanted
 from bytepair.shards import DEFAULT_SHARD_BYTES, Shard, plan_shards
@@ -102,10 +101,8 @@ def train(
     """``bytepair.train(..., engine="ray")``: counts on the cluster (``count``, which takes
     the ``options``), then runs the merge loop here. ``threads`` is the CPU count of a
     local cluster this starts (default: all); it is ignored when joining a cluster."""
-    # The module, not the function bytepair.train that shadows it as a package attribute.
-    local = importlib.import_module("bytepair.train")
     special_tokens = list(special_tokens)
-    local._check_options(vocab_size, special_tokens, min_frequency, threads)  # before counting
+    trainer._check_options(vocab_size, special_tokens, min_frequency, threads)  # before counting
     counts = count(
         corpus,
         pattern,
@@ -115,7 +112,7 @@ def train(
         progress=progress,
         **options,
     )
-    return local._tokenizer_from_counts(
+    return trainer._tokenizer_from_counts(
         counts, vocab_size, special_tokens, pattern, min_frequency, progress
     )
 
@@ -166,7 +163,7 @@ def _count(shard: Shard, pattern: str, special_tokens: Sequence[str]):
     """The local engine's counting on one shard, on one thread (Ray gives the task one CPU)."""
     from bytepair import _core
 
-    counter = importlib.import_module("bytepair.train")._counter(pattern, list(special_tokens), 1)
+    counter = trainer._counter(pattern, list(special_tokens), 1)
     counts = _core.PretokenCounts()
     # Memory-mapped, never read whole; a range of a file is counted in place.
     counter.count_files(counts, [shard.path], ranges=[(shard.start, shard.end)])
@@ -219,7 +216,7 @@ def count(
     pattern = patterns.resolve(pattern)
     special_tokens = list(special_tokens)
     # Build one counter here: a pattern the core rejects fails now, not in every task.
-    importlib.import_module("bytepair.train")._counter(pattern, special_tokens, 1)
+    trainer._counter(pattern, special_tokens, 1)
     shards = plan_shards(
         inputs, special_tokens, shard_bytes, newline_cuts=patterns.name_of(pattern) is not None
     )
