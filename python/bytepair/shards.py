@@ -2,7 +2,7 @@
 
 A shard is the unit of work of a distributed run: one task counts one shard, and one
 checkpoint file holds its counts. Large files are cut into byte ranges, only where the cut
-provably changes no count (the same rule as ``reference.count_file``'s chunks):
+provably changes no count:
 
 - just before a special token that no other special-token occurrence straddles: training
   splits the text on special tokens before it pre-tokenizes, so both sides of the cut are

@@ -16,16 +16,18 @@ import codecs
 import functools
 import os
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from bytepair import _core, patterns
+from bytepair import _core, patterns, special
 from bytepair import pipeline as pipeline_mod
-from bytepair.errors import CorpusError, SpecialTokenError, VocabError
+from bytepair.errors import CorpusError
 from bytepair.formats import tokenizer_config
 from bytepair.formats.tokenizer_config import TokenizerConfig
 from bytepair.progress import Bar
+from bytepair.special import SpecialSet
+from bytepair.vocab import checked_merges, checked_vocab
 
 if TYPE_CHECKING:
     import numpy
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
     from bytepair.training_report import TrainingReport
 
 Merge = tuple[bytes, bytes]
-SpecialSet = Literal["all"] | Collection[str]
 
 
 class Tokenizer:
@@ -68,11 +69,11 @@ class Tokenizer:
     ):
         self._pattern = patterns.resolve(pattern)
         self._pipeline = pipeline
-        self._vocab = _checked_vocab(vocab)
+        self._vocab = checked_vocab(vocab)
         self._ranks = {b: i for i, b in self._vocab.items()}
-        self._special_tokens = _checked_special_tokens(special_tokens, self._ranks, self._vocab)
+        self._special_tokens = special.with_ids(special_tokens, self._vocab)
         self._rank_mode = merges is None
-        self._merges = None if merges is None else _checked_merges(merges, self._ranks)
+        self._merges = None if merges is None else checked_merges(merges, self._ranks)
         self._decoder = dict(self._vocab)
         for token, i in self._core_specials():
             self._decoder[i] = token.encode("utf-8")
@@ -182,23 +183,7 @@ class Tokenizer:
     def _special_policy(
         self, allowed_special: SpecialSet, disallowed_special: SpecialSet
     ) -> tuple[frozenset[str], frozenset[str]]:
-        """tiktoken's policy: allowed tokens are encoded as specials, disallowed ones raise,
-        the rest are plain text. ``"all"`` on the disallowed side means all not allowed."""
-        specials = frozenset(self._special_tokens)
-        if allowed_special == "all":
-            allowed = specials
-        else:
-            allowed = frozenset(allowed_special)
-            unknown = allowed - specials
-            if unknown:
-                raise SpecialTokenError(
-                    f"allowed_special names {sorted(unknown)!r}, which are not special tokens of "
-                    f"this tokenizer (it has {sorted(specials)!r})"
-                )
-        disallowed = (
-            specials - allowed if disallowed_special == "all" else frozenset(disallowed_special)
-        )
-        return allowed, disallowed
+        return special.policy(frozenset(self._special_tokens), allowed_special, disallowed_special)
 
     def _policy(
         self, allowed_special: SpecialSet, disallowed_special: SpecialSet
@@ -673,85 +658,6 @@ class Tokenizer:
         from bytepair.formats import tiktoken as tiktoken_format
 
         return tiktoken_format.to_encoding(self, name=name)
-
-
-def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
-    if not isinstance(vocab, Mapping):
-        raise VocabError(f"vocab must be a dict of id -> bytes, got {type(vocab).__name__}")
-    if not vocab:
-        raise VocabError("vocab is empty: it needs at least the 256 single bytes")
-    out: dict[int, bytes] = {}
-    seen: dict[bytes, int] = {}
-    for i, b in vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise VocabError(f"vocab id {i!r} is not a non-negative integer")
-        if not isinstance(b, (bytes, bytearray)) or not b:
-            raise VocabError(f"vocab id {i} maps to {b!r}; expected non-empty bytes")
-        b = bytes(b)
-        if b in seen:
-            raise VocabError(f"vocab ids {seen[b]} and {i} both map to {b!r}; bytes must be unique")
-        seen[b] = i
-        out[i] = b
-    missing = [x for x in range(256) if bytes([x]) not in seen]
-    if missing:
-        raise VocabError(
-            f"vocab lacks {len(missing)} single bytes (first: {bytes([missing[0]])!r}); a "
-            "byte-level BPE vocab must hold all 256 so that every input can be encoded"
-        )
-    return out
-
-
-def _checked_special_tokens(
-    special_tokens: Sequence[str] | Mapping[str, int] | None,
-    ranks: dict[bytes, int],
-    vocab: dict[int, bytes],
-) -> dict[str, int]:
-    if special_tokens is None:
-        return {}
-    if isinstance(special_tokens, str):
-        raise SpecialTokenError(
-            f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
-            f"write [{special_tokens!r}]"
-        )
-    given = (
-        special_tokens.items()
-        if isinstance(special_tokens, Mapping)
-        else ((t, None) for t in special_tokens)
-    )
-    out: dict[str, int] = {}
-    next_id = max(vocab) + 1
-    for token, i in given:
-        if not isinstance(token, str) or not token:
-            raise SpecialTokenError(f"special token {token!r} must be a non-empty string")
-        if token in out:
-            raise SpecialTokenError(f"special token {token!r} is given twice")
-        if i is None:
-            i = ranks.get(token.encode("utf-8"))
-            if i is None:
-                i, next_id = next_id, next_id + 1
-        elif isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise SpecialTokenError(f"special token {token!r} has id {i!r}; expected an int >= 0")
-        elif i in vocab and vocab[i] != token.encode("utf-8"):
-            raise SpecialTokenError(
-                f"special token {token!r} has id {i}, which the vocab gives to {vocab[i]!r}"
-            )
-        out[token] = i
-    return out
-
-
-def _checked_merges(merges: Sequence[Merge], ranks: dict[bytes, int]) -> list[Merge]:
-    out = []
-    for n, pair in enumerate(merges):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise VocabError(f"merge {n} is {pair!r}; expected a pair (bytes, bytes)")
-        a, b = bytes(pair[0]), bytes(pair[1])
-        for part in (a, b, a + b):
-            if part not in ranks:
-                raise VocabError(
-                    f"merge {n} ({a!r}, {b!r}) needs {part!r}, which is not in the vocab"
-                )
-        out.append((a, b))
-    return out
 
 
 # -- encoding and decoding helpers ----------------------------------------------------------

@@ -20,14 +20,14 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
-from bytepair import _core, corpus_check, extend, patterns, sample
+from bytepair import _core, corpus_check, extend, patterns, sample, special
 from bytepair import compat as compat_mode
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.progress import Bar, wanted
-from bytepair.reference import build_vocab, checked_special_tokens
 from bytepair.shards import Shard
 from bytepair.tokenizer import Tokenizer
 from bytepair.training_report import TrainingReport, peak_memory_mb
+from bytepair.vocab import build_vocab
 
 logger = logging.getLogger("bytepair")
 
@@ -86,7 +86,7 @@ def train(
     [(b'l', b'o'), (b'lo', b'w')]
     """
     start = time.perf_counter()
-    special_tokens = checked_special_tokens(special_tokens)
+    special_tokens = special.checked_names(special_tokens)
     compat = compat_mode.checked(compat, max_token_length)
     if base is not None:
         base = extend.checked_base(base, pattern)
@@ -185,7 +185,7 @@ def train_bpe(
     """
     if not isinstance(input_path, (str, os.PathLike)):
         raise CorpusError(f"input_path must be a path, got {type(input_path).__name__}")
-    special_tokens = checked_special_tokens(special_tokens)
+    special_tokens = special.checked_names(special_tokens)
     merges, _ = _learn(
         [_checked_path(input_path)],
         vocab_size,
