@@ -15,7 +15,7 @@ from pathlib import Path
 
 import bytepair
 import pytest
-from bytepair import report
+from bytepair.cli import report
 from conftest import corpus_sample
 
 CAT = "the cat in the hat sat on the mat"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from bytepair import compare, holdout, show, unicode_scripts
+from bytepair.cli import compare, holdout, show, unicode_scripts
 
 # -- show -------------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ import warnings
 
 import bytepair
 import pytest
-from bytepair import show
+from bytepair.cli import show
 from bytepair.errors import CorpusWarning, TrainingWarning
 from conftest import corpus_documents, corpus_sample
 from test_cli import assert_usage_error, ok, run

@@ -23,10 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bytepair import _core
-from bytepair.compare import _grid
 from bytepair.corpus_files import checked_paths, open_corpus
-from bytepair.report import token_repr
-from bytepair.show import is_text
+from bytepair.text_table import grid
+from bytepair.token_text import is_text, token_repr
 from bytepair.tokenizer import Tokenizer
 
 # A pattern that keeps the whole input in one piece: a token that is part of a character
@@ -305,4 +304,4 @@ def summary_table(
             "unused": f"{len(never):,} ({100 * len(never) / max(1, found.regular_size):.1f}%)",
         }
     columns = ["regular", "unreachable", "undecodable", "unused"]
-    return _grid("tokenizer", list(rows), columns, lambda t, c: rows[t][c])
+    return grid("tokenizer", list(rows), columns, lambda t, c: rows[t][c])
