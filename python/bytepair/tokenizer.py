@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Literal
 
 from bytepair import _core, patterns, special
 from bytepair import pipeline as pipeline_mod
-from bytepair.errors import CorpusError
-from bytepair.formats import tokenizer_config
+from bytepair.errors import BytepairError, CorpusError, FormatError
+from bytepair.formats import tokenizer_config, tokenizer_data
 from bytepair.formats.tokenizer_config import TokenizerConfig
+from bytepair.formats.tokenizer_data import TokenizerData
 from bytepair.progress import Bar
 from bytepair.special import SpecialSet
-from bytepair.vocab import checked_merges, checked_vocab
 
 if TYPE_CHECKING:
     import numpy
@@ -67,18 +67,26 @@ class Tokenizer:
         pattern: str = "gpt2",
         pipeline: Pipeline | None = None,
     ):
-        self._pattern = patterns.resolve(pattern)
-        self._pipeline = pipeline
-        self._vocab = checked_vocab(vocab)
+        self._init(
+            tokenizer_data.checked(TokenizerData(vocab, merges, special_tokens, pattern, pipeline))
+        )
+
+    def _init(self, data: TokenizerData) -> None:
+        """Builds the encoder of checked data (``tokenizer_data.checked``)."""
+        self._pattern = data.pattern
+        self._pipeline = data.pipeline
+        self._vocab = data.vocab
         self._ranks = {b: i for i, b in self._vocab.items()}
-        self._special_tokens = special.with_ids(special_tokens, self._vocab)
-        self._rank_mode = merges is None
-        self._merges = None if merges is None else checked_merges(merges, self._ranks)
+        self._special_tokens = data.special_tokens
+        self._rank_mode = data.rank_table
+        self._merges = None if data.rank_table else data.merges
         self._decoder = dict(self._vocab)
         for token, i in self._core_specials():
             self._decoder[i] = token.encode("utf-8")
         self._encoder = self._build_encoder()
-        self._run = None if pipeline is None else pipeline_mod.runner(pipeline, self._encoder)
+        self._run = (
+            None if data.pipeline is None else pipeline_mod.runner(data.pipeline, self._encoder)
+        )
         self._default_policy = self._special_policy(frozenset(), "all")
         self._config: TokenizerConfig | None = None  # a loaded tokenizer_config.json
 
@@ -611,7 +619,7 @@ class Tokenizer:
         """
         from bytepair import formats
 
-        return formats.load(path, special_tokens=special_tokens, pattern=pattern)
+        return cls.from_data(formats.load(path, special_tokens=special_tokens, pattern=pattern))
 
     def save(
         self,
@@ -629,7 +637,46 @@ class Tokenizer:
         ``tokenizer.json`` gets its config beside it, a file of another name none."""
         from bytepair import formats
 
-        formats.save(self, path, format=format)
+        formats.save(self.data, path, format=format)
+
+    @classmethod
+    def from_data(cls, data: TokenizerData) -> Tokenizer:
+        """The Tokenizer of a reader's data; a vocab, special token or pattern the data's
+        file got wrong raises FormatError naming the file.
+
+        >>> from bytepair.formats.tokenizer_data import TokenizerData
+        >>> Tokenizer.from_data(TokenizerData({i: bytes([i]) for i in range(256)}, [])).vocab_size
+        256
+        """
+        tok = cls.__new__(cls)
+        try:
+            tok._init(data if data.is_checked else tokenizer_data.checked(data))
+        except BytepairError as e:  # the core refused the data (a pattern its engine rejects)
+            where = data.error_name(e)
+            if where is None:
+                raise
+            raise FormatError(f"{where}: {e}") from None
+        if data.config is not None:
+            tok.config = data.config
+        return tok
+
+    @property
+    def data(self) -> TokenizerData:
+        """What the tokenizer files hold, as plain data (what the format writers take).
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).data.rank_table
+        False
+        """
+        return TokenizerData(
+            self._vocab,
+            self.merges,
+            self.special_tokens,
+            self._pattern,
+            self._pipeline,
+            self.config,
+            rank_table=self._rank_mode,
+        )
 
     @classmethod
     def from_files(
@@ -651,13 +698,13 @@ class Tokenizer:
         """Builds a Tokenizer from a ``tiktoken.Encoding``; ids stay exactly tiktoken's."""
         from bytepair.formats import tiktoken as tiktoken_format
 
-        return tiktoken_format.from_encoding(encoding)
+        return cls.from_data(tiktoken_format.from_encoding(encoding))
 
     def to_tiktoken(self, name: str = "bytepair"):
         """A ``tiktoken.Encoding`` that encodes exactly as this tokenizer."""
         from bytepair.formats import tiktoken as tiktoken_format
 
-        return tiktoken_format.to_encoding(self, name=name)
+        return tiktoken_format.to_encoding(self.data, name=name)
 
 
 # -- encoding and decoding helpers ----------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from bytepair import formats
+from bytepair import conversion
 from bytepair.cli import arguments
 from bytepair.cli.io import UsageError, check_output, format_for, info
 
@@ -43,6 +43,6 @@ def run(args) -> int:
         extra["special_tokens"] = args.special_token
     if args.pattern:
         extra["pattern"] = args.pattern
-    formats.convert(args.input, args.output, to=fmt, **extra)
+    conversion.convert(args.input, args.output, to=fmt, **extra)
     info(args, f"wrote {args.output} ({fmt})")
     return 0

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import os
 
-from bytepair import audit, formats
+from bytepair import audit
 from bytepair.cli import arguments, report
 from bytepair.cli.io import UsageError, info, load_tokenizer
+from bytepair.tokenizer import Tokenizer
 
 
 def add_parsers(sub, parents: arguments.Parents) -> None:
@@ -53,7 +54,7 @@ def run(args) -> int:
     if args.pattern is None:
         tok = load_tokenizer(spec)
     elif os.path.isfile(spec):
-        tok = formats.load(spec, pattern=args.pattern)  # a tokenizer.json refuses it, named
+        tok = Tokenizer.load(spec, pattern=args.pattern)  # a tokenizer.json refuses it, named
     else:
         raise UsageError(
             f"--pattern is for a rank file (.tiktoken, .model); {spec!r} is not a file"
