@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -260,7 +259,9 @@ def count(
                             f"counted a shard again: {report.rejected_checkpoint}", stacklevel=2
                         )
                     bytes_done += report.shard.nbytes
-                    loaded += not report.counted
+                    if not report.counted:
+                        loaded += 1
+                        bar.note(f"{loaded} of {len(shards)} chunks from checkpoints")
                     bar.update(bytes_done)
                     if on_shard is not None:
                         on_shard(report)
@@ -275,8 +276,6 @@ def count(
         raise
     finally:
         bar.close()
-    if show and loaded:
-        print(f"{loaded} of {len(shards)} shards loaded from checkpoints", file=sys.stderr)
     if not ready:
         return _core.PretokenCounts()
     return _core.PretokenCounts.from_bytes(_get(ray, ready[0]))

@@ -15,13 +15,13 @@ import array
 import codecs
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from bytepair import _core, patterns, special
 from bytepair import pipeline as pipeline_mod
+from bytepair import progress as progress_rule
 from bytepair.errors import BytepairError, CorpusError, FormatError
 from bytepair.formats import tokenizer_config, tokenizer_data
 from bytepair.formats.tokenizer_config import TokenizerConfig
@@ -504,7 +504,7 @@ class Tokenizer:
             return self._encoder.encode_file(
                 path, out_path, allowed, disallowed, _threads(threads), progress
             )
-        show = sys.stderr.isatty() if progress is None else bool(progress)
+        show = progress_rule.shown(progress)
         with Bar(os.path.basename(path), unit="B", enabled=show) as bar:
             return self._encoder.encode_file(
                 path, out_path, allowed, disallowed, _threads(threads), bar

@@ -95,14 +95,23 @@ def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
 
 def vocab_from_json(data: Mapping[str, object], where: str) -> dict[int, bytes]:
     """Validates token -> id (tokens in the alphabet) and returns id -> bytes."""
-    vocab: dict[int, bytes] = {}
+    check_json_ids(data, where)
+    return {i: to_bytes(text, f"{where}: key {text!r}") for text, i in data.items()}
+
+
+def check_json_ids(data: Mapping[str, object], where: str) -> None:
+    """A JSON vocab's ids (GPT-2's vocab.json, a tokenizer.json's model.vocab): each an
+    integer >= 0, none given twice; FormatError names the first bad key.
+
+    >>> check_json_ids({"a": 0, "b": 1}, "vocab.json")
+    """
+    seen: set[int] = set()
     for text, i in data.items():
         if isinstance(i, bool) or not isinstance(i, int) or i < 0:
             raise FormatError(f"{where}: key {text!r} has id {i!r}; expected an integer >= 0")
-        if i in vocab:
+        if i in seen:
             raise FormatError(f"{where}: key {text!r} reuses id {i}; ids must be unique")
-        vocab[i] = to_bytes(text, f"{where}: key {text!r}")
-    return vocab
+        seen.add(i)
 
 
 def read_merges(path: str | os.PathLike) -> list[tuple[int, Merge]]:

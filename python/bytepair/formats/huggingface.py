@@ -28,7 +28,7 @@ from bytepair import pipeline as pl
 from bytepair.errors import FormatError, PatternError, SpecialTokenError, VocabError
 from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
-from bytepair.formats.gpt2 import to_bytes, to_text
+from bytepair.formats.gpt2 import check_json_ids, to_bytes, to_text
 from bytepair.formats.jsonfile import read_json
 from bytepair.formats.tokenizer_data import TokenizerData
 
@@ -671,13 +671,7 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
     decoders, dec_seq = _decoders(doc.get("decoder"), f"{name}: decoder")
 
     raw_vocab = _get(model, "vocab", mwhere, dict)
-    ids_seen: set[int] = set()
-    for text, i in raw_vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise FormatError(f"{mwhere}.vocab: key {text!r} has id {i!r}; expected an int >= 0")
-        if i in ids_seen:
-            raise FormatError(f"{mwhere}.vocab: key {text!r} reuses id {i}; ids must be unique")
-        ids_seen.add(i)
+    check_json_ids(raw_vocab, f"{mwhere}.vocab")
     added = _added_tokens(doc, name, raw_vocab)
     added_by_id = {t.id: t for t in added}
     vocab: dict[int, bytes] = {}
