@@ -14,9 +14,9 @@ core's arguments and the trained merges into that trainer's ids;
 
 Both peers count pairs in 32-bit signed integers; bytepair counts in 64 bits, so past
 2^31 occurrences of one pair (corpora of many GB) the peers' counts wrap and bytepair's
-do not. HF's heap entries carry the words they cover: when a merge rebuilds an existing
+do not. HF's heap entries carry the pre-tokens they cover: when a merge rebuilds an existing
 token (rare: none in 31,741 merges on 12 MB of the multilingual corpus), a pair beside it
-can be queued twice with different words, and HF may then merge that pair in two steps;
+can be queued twice with different pre-tokens, and HF may then merge that pair in two steps;
 bytepair merges it everywhere in one.
 
 >>> core_rules("rustbpe", None)

@@ -1,7 +1,7 @@
 """Training and encoding on a Ray cluster: ``bytepair.train(..., engine="ray")``.
 
 Counting pre-tokens is a map-reduce; the merge loop that follows needs only the table of
-distinct words, which is small (a 290 MB corpus has about 0.4 M of them), so it runs on
+distinct pre-tokens, which is small (a 290 MB corpus has about 0.4 M of them), so it runs on
 the driver. The plan:
 
 1. the corpus is cut into shards (``bytepair.shards``), about 64 MiB each;
@@ -231,7 +231,7 @@ def count(
 
     todo = list(reversed(shards))
     counting: dict[Any, Any] = {}  # report ref -> table ref
-    reducing: dict[Any, Any] = {}  # words ref -> table ref
+    reducing: dict[Any, Any] = {}  # distinct-count ref -> table ref
     ready: list[Any] = []  # finished table refs not yet reduced
     show = wanted(progress)
     bar = Bar("counting on ray", total=sum(s.nbytes for s in shards), enabled=show)
@@ -245,8 +245,8 @@ def count(
                 len(ready) > 1 and not todo and not counting and not reducing
             ):
                 group, ready = ready[:fan_in], ready[fan_in:]
-                table, words = reduce_task.remote(group)
-                reducing[words] = table
+                table, distinct = reduce_task.remote(group)
+                reducing[distinct] = table
             if not counting and not reducing:
                 continue
             done, _ = ray.wait([*counting, *reducing], num_returns=1)

@@ -325,7 +325,7 @@ def _merges_from_counts(
             start = (list(compat_mode.huggingface_start(special_tokens).items()), [])
     rules = compat_mode.core_rules(compat, max_token_length)
     with Bar("merging", total=wanted_new, unit="merges", enabled=show) as bar:
-        # consume: the merge loop builds its own word table; freeing the counts' copy
+        # consume: the merge loop builds its own pre-token table; freeing the counts' copy
         # keeps the peak down on big corpora.
         merges = _core.train_merges(
             counts, wanted_new, min_frequency, progress=bar, consume=True, base=start, **rules
@@ -486,7 +486,7 @@ def _batches(texts: Iterable[str | bytes]) -> Iterator[tuple[list[str | bytes], 
 
 
 # ---------------------------------------------------------------------------------------
-# engine="ray" (owner: ray): count on a cluster (bytepair.distributed), merge loop here.
+# engine="ray": count on a cluster (bytepair.distributed), merge loop here.
 # ---------------------------------------------------------------------------------------
 
 
