@@ -24,6 +24,7 @@ the rest of the process, so a second call does not pay the ~9 s start again).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -34,8 +35,10 @@ from typing import Any
 
 from bytepair import checkpoint, patterns, trainer
 from bytepair.errors import FormatError
+from bytepair.formats.tokenizer_data import TokenizerData
 from bytepair.progress import Bar, wanted
 from bytepair.shards import DEFAULT_SHARD_BYTES, Shard, plan_shards
+from bytepair.tokenizer import Tokenizer
 
 #: Partials merged by one reduce task. 4 keeps the tree shallow (log4 of 16k shards is 7
 #: levels) while a reduce task holds at most its running table plus one incoming one.
@@ -332,7 +335,7 @@ def encode_files(
 def _encode_one(tok, path: str, out_dir: str, rel: str) -> dict[str, Any]:
     import numpy as np
 
-    if isinstance(tok, tuple):
+    if isinstance(tok, TokenizerData):
         tok = _rebuild(tok)
     out = os.path.join(out_dir, rel)
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -342,27 +345,21 @@ def _encode_one(tok, path: str, out_dir: str, rel: str) -> dict[str, Any]:
 
 
 def _portable(tok):
-    """The tokenizer itself if it pickles, else the arguments that rebuild it (the core's
-    encoder does not pickle). A rank-table tokenizer (``merges=None``, as loaded from a
-    ``.tiktoken`` file) is rebuilt as one, so workers encode exactly as the driver would."""
+    """The tokenizer itself if it pickles, else its data (``Tokenizer.data``: the core's
+    encoder does not pickle), from which a worker rebuilds it exactly; a rank table's
+    merges are left out, since the rebuilt rank table derives them again."""
     import pickle
 
     try:
         pickle.dumps(tok)
         return tok
     except TypeError:
-        specials = tok.special_tokens
-        ids = set(specials.values())
-        vocab = {i: b for i, b in tok.vocab.items() if i not in ids}
-        merges = None if getattr(tok, "_rank_mode", False) else tok.merges
-        return (vocab, merges, specials, tok.pattern)
+        data = tok.data
+        return dataclasses.replace(data, merges=None) if data.rank_table else data
 
 
-def _rebuild(state: tuple):
-    from bytepair.tokenizer import Tokenizer
-
-    vocab, merges, specials, pattern = state
-    return Tokenizer(vocab, merges, special_tokens=specials, pattern=pattern)
+def _rebuild(data: TokenizerData) -> Tokenizer:
+    return Tokenizer.from_data(data)
 
 
 def _write_json(path: str, obj: Any) -> None:
