@@ -432,8 +432,8 @@ class Tokenizer:
         disallowed_special: SpecialSet = "all",
     ) -> Iterator[int]:
         """Encodes a stream of text (lines of a file, say) lazily, in bounded memory. Chunks
-        may be ``str``, or ``bytes`` (blocks of a binary file: invalid UTF-8 is kept, as in
-        ``encode_bytes``, and a character may be split between blocks).
+        may be ``str``, or ``bytes`` (chunks of a binary file: invalid UTF-8 is kept, as in
+        ``encode_bytes``, and a character may be split between chunks).
 
         The ids are exactly those of encoding the concatenated text: the core keeps only the
         text after the last point where the pattern provably splits (a space or a newline

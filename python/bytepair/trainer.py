@@ -33,9 +33,9 @@ logger = logging.getLogger("bytepair")
 
 Merge = tuple[bytes, bytes]
 
-#: Texts from an iterable are handed to the core in batches of about this many characters:
-#: big enough to keep every core busy, small enough to bound the memory a batch holds.
-TEXT_BATCH_CHARS = 16 << 20
+#: Texts from an iterable are handed to the core in chunks of about this many characters:
+#: big enough to keep every core busy, small enough to bound the memory a chunk holds.
+TEXT_CHUNK_CHARS = 16 << 20
 
 #: A sampled document of a file this long or longer is counted in place (memory-mapped),
 #: so that a long document is never copied into memory whole.
@@ -256,8 +256,8 @@ def _learn(
     if texts is not None:
         with Bar("counting", total=text_total, unit="B", enabled=show) as bar:
             done = 0
-            for batch, size in _batches(texts):
-                counter.count_texts(counts, batch)
+            for chunk, size in _chunks(texts):
+                counter.count_texts(counts, chunk)
                 done += size
                 bar.update(done)
     merges = _merges_from_counts(
@@ -472,17 +472,17 @@ def _texts(items: Iterable) -> Iterator[str | bytes]:
         yield x
 
 
-def _batches(texts: Iterable[str | bytes]) -> Iterator[tuple[list[str | bytes], int]]:
-    batch: list[str | bytes] = []
+def _chunks(texts: Iterable[str | bytes]) -> Iterator[tuple[list[str | bytes], int]]:
+    chunk: list[str | bytes] = []
     size = 0
     for t in texts:
-        batch.append(t)
+        chunk.append(t)
         size += len(t)
-        if size >= TEXT_BATCH_CHARS:
-            yield batch, size
-            batch, size = [], 0
-    if batch:
-        yield batch, size
+        if size >= TEXT_CHUNK_CHARS:
+            yield chunk, size
+            chunk, size = [], 0
+    if chunk:
+        yield chunk, size
 
 
 # ---------------------------------------------------------------------------------------

@@ -59,8 +59,8 @@ def run_encode(args) -> int:
     # keeps only the text after its last safe cut (docs/design.md).
     stdin = args.input in (None, "-")
     with contextlib.nullcontext(sys.stdin.buffer) if stdin else open(args.input, "rb") as src:
-        blocks = iter(lambda: src.read(1 << 20), b"")
-        ids = tok.encode_iterable(blocks, **special_policy(args))
+        chunks = iter(lambda: src.read(1 << 20), b"")
+        ids = tok.encode_iterable(chunks, **special_policy(args))
 
         def lines():
             sep = b""
