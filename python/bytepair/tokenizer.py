@@ -669,7 +669,7 @@ class Tokenizer:
         False
         """
         return TokenizerData(
-            self._vocab,
+            dict(self._vocab),  # a copy: the data must not reach into this tokenizer
             self.merges,
             self.special_tokens,
             self._pattern,
