@@ -20,7 +20,7 @@ dev: $(BIN)/python
 
 ## make demo [CORPUS="a.txt b.txt"]: train on the standard library's .py files (or CORPUS), show the result
 demo: install
-	$(BIN)/python -m bytepair.demo $(CORPUS)
+	$(BIN)/python -m bytepair.cli.demo $(CORPUS)
 
 ## make test: the whole suite, Rust and Python, with the strict linters
 test: dev

@@ -61,7 +61,7 @@ def write_shards(data: bytes, files: int, directory: str) -> list[str]:
 def count_local(files: list[str], pattern: str):
     """The default engine's counting: the core on all cores, as train() sets it up."""
     counts = _core.PretokenCounts()
-    importlib.import_module("bytepair.train")._counter(pattern, [EOT], None).count_files(
+    importlib.import_module("bytepair.trainer")._counter(pattern, [EOT], None).count_files(
         counts, files
     )
     return counts

@@ -13,7 +13,7 @@ from collections import Counter
 
 import bytepair
 import pytest
-from bytepair import show
+from bytepair.cli import show
 from bytepair.errors import CorpusError
 from conftest import ROOT, corpus_sample, shared
 from model_files import published

@@ -7,7 +7,8 @@ from __future__ import annotations
 import bytepair
 import pytest
 import rustbpe
-from bytepair import patterns, report
+from bytepair import patterns
+from bytepair.cli import report
 from cli_run import CAT_MERGES, assert_usage_error, ok, run
 from conftest import EOT, corpus_documents, corpus_sample
 

@@ -8,7 +8,7 @@ import gzip
 import re
 
 import pytest
-from bytepair import compare, holdout, show, unicode_scripts
+from bytepair.cli import compare, holdout, show, unicode_scripts
 
 # -- show -------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""`make demo` (python -m bytepair.demo): trains on the standard library or given files,
+"""`make demo` (python -m bytepair.cli.demo): trains on the standard library or given files,
 saves the tokenizer, prints the figures it promises and a passing round-trip check."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import sysconfig
 from pathlib import Path
 
 import bytepair
-from bytepair import demo
+from bytepair.cli import demo
 from conftest import corpus_sample
 
 
 def run_demo(*args, cwd) -> str:
     proc = subprocess.run(
-        [sys.executable, "-m", "bytepair.demo", *map(str, args)],
+        [sys.executable, "-m", "bytepair.cli.demo", *map(str, args)],
         capture_output=True,
         cwd=cwd,
         timeout=300,
@@ -60,7 +60,7 @@ def test_demo_on_given_files(tmp_path):
 
 def test_demo_rejects_a_missing_file(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "bytepair.demo", str(tmp_path / "nope.txt")],
+        [sys.executable, "-m", "bytepair.cli.demo", str(tmp_path / "nope.txt")],
         capture_output=True,
         timeout=300,
     )

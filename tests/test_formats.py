@@ -8,7 +8,7 @@ import pickle
 
 import bytepair
 import pytest
-from bytepair import formats
+from bytepair import conversion, formats
 from bytepair.errors import FormatError
 from bytepair.formats import atomic
 from cli_run import assert_usage_error, ok, run
@@ -60,7 +60,9 @@ def test_convert_between_every_pair(tmp_path, to):
         src = tmp_path / f"src-{source}"
         tok.save(src, format=source)
         out = tmp_path / f"{source}-to-{to}"
-        formats.convert(src, out, to=to, special_tokens=None if source != "tiktoken" else [SPECIAL])
+        conversion.convert(
+            src, out, to=to, special_tokens=None if source != "tiktoken" else [SPECIAL]
+        )
         back = (
             bytepair.Tokenizer.load(out, special_tokens=[SPECIAL])
             if to == "tiktoken"

@@ -75,7 +75,7 @@ def test_training_bars_know_their_totals(monkeypatch, capsys):
     """Counting a list of texts, a sample of documents and merging all show a percentage
     (so an ETA); as if stderr were a terminal."""
     monkeypatch.setattr(
-        importlib.import_module("bytepair.train"), "wanted", lambda progress: bool(progress)
+        importlib.import_module("bytepair.trainer"), "wanted", lambda progress: bool(progress)
     )
     texts = ["the cat sat on the mat|a dog|the end"] * 200
     bytepair.train(texts, vocab_size=270)

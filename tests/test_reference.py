@@ -9,6 +9,7 @@ import warnings
 from collections import Counter
 
 import pytest
+import reference_files
 from bytepair import reference
 from bytepair.errors import (
     CorpusError,
@@ -295,11 +296,11 @@ def test_count_file_parallel_chunks_equal_the_whole(tmp_path, monkeypatch):
     data = corpus_sample("tinystories", 40_000)
     path = tmp_path / "corpus.txt"
     path.write_bytes(data)
-    monkeypatch.setattr(reference, "CHUNK_BYTES", 5_000)
-    assert len(reference._chunk_bounds(data, [EOT.encode()], 5_000)) > 4
+    monkeypatch.setattr(reference_files, "CHUNK_BYTES", 5_000)
+    assert len(reference_files._chunk_bounds(data, [EOT.encode()], 5_000)) > 4
 
     seen = []
-    counts = reference.count_file(
+    counts = reference_files.count_file(
         path, special_tokens=[EOT], num_processes=2, progress=lambda d, t: seen.append((d, t))
     )
     assert counts == reference.count_pretokens(data, special_tokens=[EOT])
@@ -312,10 +313,10 @@ def test_count_file_newline_chunks_equal_the_whole(tmp_path, monkeypatch, patter
     data = corpus_sample(corpus, 30_000)
     path = tmp_path / "corpus.txt"
     path.write_bytes(data)
-    monkeypatch.setattr(reference, "CHUNK_BYTES", 100)
-    assert len(reference._chunk_bounds(data, [], 100)) > 2
+    monkeypatch.setattr(reference_files, "CHUNK_BYTES", 100)
+    assert len(reference_files._chunk_bounds(data, [], 100)) > 2
 
-    assert reference.count_file(path, pattern, num_processes=1) == reference.count_pretokens(
+    assert reference_files.count_file(path, pattern, num_processes=1) == reference.count_pretokens(
         data, pattern
     )
 
@@ -328,11 +329,11 @@ def test_count_file_cuts_only_where_every_pattern_ends_a_pretoken(tmp_path, monk
     data = (lines * 50).encode()
     path = tmp_path / "corpus.txt"
     path.write_bytes(data)
-    monkeypatch.setattr(reference, "CHUNK_BYTES", 1)  # try a cut after every newline
+    monkeypatch.setattr(reference_files, "CHUNK_BYTES", 1)  # try a cut after every newline
     for specials in ([], [EOT]):
         expected = reference.count_pretokens(data, pattern, specials)
-        assert reference.count_file(path, pattern, specials, num_processes=1) == expected
-    assert len(reference._chunk_bounds(data, [], 1)) > 100
+        assert reference_files.count_file(path, pattern, specials, num_processes=1) == expected
+    assert len(reference_files._chunk_bounds(data, [], 1)) > 100
 
 
 def test_count_file_never_cuts_inside_an_overlapping_special_token(tmp_path, monkeypatch):
@@ -342,23 +343,23 @@ def test_count_file_never_cuts_inside_an_overlapping_special_token(tmp_path, mon
     path = tmp_path / "corpus.txt"
     path.write_bytes(data)
     # Tiny chunks: a cut is tried at nearly every special token.
-    monkeypatch.setattr(reference, "CHUNK_BYTES", 3)
+    monkeypatch.setattr(reference_files, "CHUNK_BYTES", 3)
     expected = reference.count_pretokens(data, special_tokens=specials)
     assert b" end" not in expected
-    assert reference.count_file(path, special_tokens=specials, num_processes=1) == expected
+    assert reference_files.count_file(path, special_tokens=specials, num_processes=1) == expected
 
 
 def test_progress_line_only_on_a_terminal(tmp_path, capsys):
     path = tmp_path / "corpus.txt"
     path.write_bytes(b"hello world\n" * 100)
-    reference.count_file(path, progress=True)  # capsys's stderr is not a terminal
+    reference_files.count_file(path, progress=True)  # capsys's stderr is not a terminal
     assert capsys.readouterr().err == ""
 
 
 def test_count_file_of_an_empty_file(tmp_path):
     path = tmp_path / "empty.txt"
     path.write_bytes(b"")
-    assert reference.count_file(path) == Counter()
+    assert reference_files.count_file(path) == Counter()
 
 
 # -- training ------------------------------------------------------------------------------
@@ -503,7 +504,7 @@ def test_missing_file(tmp_path):
     with pytest.raises(CorpusError, match=re.escape("nope.txt")):
         reference.train_bpe(missing, 300)
     with pytest.raises(OSError):
-        reference.count_file(missing)
+        reference_files.count_file(missing)
 
 
 def test_directory_is_not_a_corpus(tmp_path):

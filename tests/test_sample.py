@@ -186,7 +186,7 @@ def test_long_documents_counted_in_place_train_the_same(corpus, monkeypatch):
     path, data = corpus
     docs = _documents_by_hand(data, EOT.encode())
     sizes = sorted(len(d) for d in docs)
-    train_module = importlib.import_module("bytepair.train")
+    train_module = importlib.import_module("bytepair.trainer")
     monkeypatch.setattr(train_module, "IN_PLACE_BYTES", sizes[len(sizes) // 2])
     chosen = _algorithm_r(docs, 60, seed=11)
     assert len({len(d) >= train_module.IN_PLACE_BYTES for d in chosen}) == 2  # both ways

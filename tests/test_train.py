@@ -14,6 +14,7 @@ from pathlib import Path
 
 import bytepair
 import pytest
+import reference_files
 from bytepair import _core, reference
 from bytepair.errors import (
     CorpusError,
@@ -224,7 +225,9 @@ def test_fuzz_train_equals_reference(docs, pattern, specials, extra):
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "corpus.txt"
         path.write_bytes(data)
-        want = outcome(reference.train_bpe, path, vocab_size, specials, pattern, num_processes=1)
+        want = outcome(
+            reference_files.train_bpe, path, vocab_size, specials, pattern, num_processes=1
+        )
         got = outcome(bytepair.train_bpe, path, vocab_size, specials, pattern, progress=False)
     assert got == want
     counts: dict[bytes, int] = {}

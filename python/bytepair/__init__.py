@@ -23,7 +23,7 @@ from bytepair.errors import (
 )
 from bytepair.formats.tokenizer_config import TokenizerConfig
 from bytepair.tokenizer import Tokenizer
-from bytepair.train import train, train_bpe
+from bytepair.trainer import train, train_bpe
 
 __all__ = [
     "BytepairError",

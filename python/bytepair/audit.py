@@ -23,16 +23,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bytepair import _core
-from bytepair.compare import _grid
 from bytepair.corpus_files import checked_paths, open_corpus
-from bytepair.report import token_repr
-from bytepair.show import is_text
+from bytepair.text_table import grid
+from bytepair.token_text import is_text, token_repr
 from bytepair.tokenizer import Tokenizer
 
-# A pattern that keeps the whole input in one piece: a token that is part of a character
-# only ever occurs inside a longer piece of valid text, never cut out by the pattern (which
+# A pattern that makes the whole input one pre-token: a token that is part of a character
+# only ever occurs inside a longer stretch of valid text, never cut out by the pattern (which
 # would see its stray bytes as punctuation), so its bytes are encoded whole, by merges only.
-_ONE_PIECE = r"[\s\S]+"
+_ONE_PRETOKEN = r"[\s\S]+"
 
 # Corpora are read and encoded 1 MB at a time: memory stays flat however large they are.
 _BLOCK = 1 << 20
@@ -156,7 +155,7 @@ def unreachable(
         if ids != [i]:
             found[i] = ids
     if pieces:
-        whole = _one_piece_encoder(tok)
+        whole = _one_pretoken_encoder(tok)
         none: frozenset[str] = frozenset()
         for i, b in pieces:
             ids = whole.encode_bytes(b, none, none)
@@ -165,11 +164,11 @@ def unreachable(
     return dict(sorted(found.items()))
 
 
-def _one_piece_encoder(tok: Tokenizer) -> _core.Encoder:
+def _one_pretoken_encoder(tok: Tokenizer) -> _core.Encoder:
     """The core encoder of ``tok``'s vocab and merges with a pattern that never splits."""
     # Built on the Tokenizer's own tables (a rank table stays a rank table): 0.2 s for o200k.
     merges = None if tok._rank_mode else tok._merges
-    return _core.Encoder(dict(tok._vocab), merges, [], _ONE_PIECE)
+    return _core.Encoder(dict(tok._vocab), merges, [], _ONE_PRETOKEN)
 
 
 def duplicates(vocab: Mapping[int, bytes]) -> list[list[int]]:
@@ -305,4 +304,4 @@ def summary_table(
             "unused": f"{len(never):,} ({100 * len(never) / max(1, found.regular_size):.1f}%)",
         }
     columns = ["regular", "unreachable", "undecodable", "unused"]
-    return _grid("tokenizer", list(rows), columns, lambda t, c: rows[t][c])
+    return grid("tokenizer", list(rows), columns, lambda t, c: rows[t][c])

@@ -11,7 +11,8 @@ bytes                 content
 4                     format version, u32 little-endian (1)
 4                     header length ``h``, u32 little-endian
 ``h``                 header: UTF-8 JSON ``{"key": ..., "words": n, "payload_bytes": m,
-                      "payload_sha256": hex}``
+                      "payload_sha256": hex}``; ``words`` is the number of distinct
+                      pre-tokens (the key's name is part of the file format)
 ``m``                 payload: the counts as ``PretokenCounts.to_bytes()`` writes them
 ====================  ===============================================================
 

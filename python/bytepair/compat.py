@@ -1,6 +1,6 @@
-"""``compat=``: train exactly as another trainer does. ``reference.train_from_counts``
-states each mode's rules; this module turns a mode into the core's arguments and the
-trained merges into that trainer's ids.
+"""``compat=``: train exactly as another trainer does. This module turns a mode into the
+core's arguments and the trained merges into that trainer's ids;
+``reference.train_from_counts`` spells out each mode's rules in plain Python.
 
 - ``"cs336"`` (default): ties go to the greater bytes; ids are the bytes, the merges,
   then the special tokens (DESIGN).
@@ -14,9 +14,9 @@ trained merges into that trainer's ids.
 
 Both peers count pairs in 32-bit signed integers; bytepair counts in 64 bits, so past
 2^31 occurrences of one pair (corpora of many GB) the peers' counts wrap and bytepair's
-do not. HF's heap entries carry the words they cover: when a merge rebuilds an existing
+do not. HF's heap entries carry the pre-tokens they cover: when a merge rebuilds an existing
 token (rare: none in 31,741 merges on 12 MB of the multilingual corpus), a pair beside it
-can be queued twice with different words, and HF may then merge that pair in two steps;
+can be queued twice with different pre-tokens, and HF may then merge that pair in two steps;
 bytepair merges it everywhere in one.
 
 >>> core_rules("rustbpe", None)
@@ -28,9 +28,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bytepair.errors import VocabError
-from bytepair.reference import COMPAT, huggingface_byte_order
+from bytepair.formats.gpt2 import BYTE_TO_CHAR
 
 Merge = tuple[bytes, bytes]
+
+#: The modes ``compat=`` accepts.
+COMPAT = ("cs336", "huggingface", "rustbpe")
+
+
+def huggingface_byte_order() -> list[int]:
+    """The bytes in the order of HuggingFace's ids for them: ``BpeTrainer`` sorts the
+    ``ByteLevel`` alphabet (GPT-2's byte-to-character table) by code point.
+
+    >>> order = huggingface_byte_order()
+    >>> order[:3], order[94], order[-1]
+    ([33, 34, 35], 161, 173)
+    """
+    return sorted(range(256), key=BYTE_TO_CHAR.__getitem__)
 
 
 def checked(compat: object, max_token_length: object) -> str:

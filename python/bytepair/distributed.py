@@ -1,7 +1,7 @@
 """Training and encoding on a Ray cluster: ``bytepair.train(..., engine="ray")``.
 
 Counting pre-tokens is a map-reduce; the merge loop that follows needs only the table of
-distinct words, which is small (a 290 MB corpus has about 0.4 M of them), so it runs on
+distinct pre-tokens, which is small (a 290 MB corpus has about 0.4 M of them), so it runs on
 the driver. The plan:
 
 1. the corpus is cut into shards (``bytepair.shards``), about 64 MiB each;
@@ -24,20 +24,21 @@ the rest of the process, so a second call does not pay the ~9 s start again).
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import logging
 import os
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bytepair import checkpoint, patterns
+from bytepair import checkpoint, patterns, trainer
 from bytepair.errors import FormatError
+from bytepair.formats.tokenizer_data import TokenizerData
 from bytepair.progress import Bar, wanted
 from bytepair.shards import DEFAULT_SHARD_BYTES, Shard, plan_shards
+from bytepair.tokenizer import Tokenizer
 
 #: Partials merged by one reduce task. 4 keeps the tree shallow (log4 of 16k shards is 7
 #: levels) while a reduce task holds at most its running table plus one incoming one.
@@ -102,10 +103,8 @@ def train(
     """``bytepair.train(..., engine="ray")``: counts on the cluster (``count``, which takes
     the ``options``), then runs the merge loop here. ``threads`` is the CPU count of a
     local cluster this starts (default: all); it is ignored when joining a cluster."""
-    # The module, not the function bytepair.train that shadows it as a package attribute.
-    local = importlib.import_module("bytepair.train")
     special_tokens = list(special_tokens)
-    local._check_options(vocab_size, special_tokens, min_frequency, threads)  # before counting
+    trainer._check_options(vocab_size, special_tokens, min_frequency, threads)  # before counting
     counts = count(
         corpus,
         pattern,
@@ -115,7 +114,7 @@ def train(
         progress=progress,
         **options,
     )
-    return local._tokenizer_from_counts(
+    return trainer._tokenizer_from_counts(
         counts, vocab_size, special_tokens, pattern, min_frequency, progress
     )
 
@@ -166,7 +165,7 @@ def _count(shard: Shard, pattern: str, special_tokens: Sequence[str]):
     """The local engine's counting on one shard, on one thread (Ray gives the task one CPU)."""
     from bytepair import _core
 
-    counter = importlib.import_module("bytepair.train")._counter(pattern, list(special_tokens), 1)
+    counter = trainer._counter(pattern, list(special_tokens), 1)
     counts = _core.PretokenCounts()
     # Memory-mapped, never read whole; a range of a file is counted in place.
     counter.count_files(counts, [shard.path], ranges=[(shard.start, shard.end)])
@@ -219,7 +218,7 @@ def count(
     pattern = patterns.resolve(pattern)
     special_tokens = list(special_tokens)
     # Build one counter here: a pattern the core rejects fails now, not in every task.
-    importlib.import_module("bytepair.train")._counter(pattern, special_tokens, 1)
+    trainer._counter(pattern, special_tokens, 1)
     shards = plan_shards(
         inputs, special_tokens, shard_bytes, newline_cuts=patterns.name_of(pattern) is not None
     )
@@ -235,7 +234,7 @@ def count(
 
     todo = list(reversed(shards))
     counting: dict[Any, Any] = {}  # report ref -> table ref
-    reducing: dict[Any, Any] = {}  # words ref -> table ref
+    reducing: dict[Any, Any] = {}  # distinct-count ref -> table ref
     ready: list[Any] = []  # finished table refs not yet reduced
     show = wanted(progress)
     bar = Bar("counting on ray", total=sum(s.nbytes for s in shards), enabled=show)
@@ -249,8 +248,8 @@ def count(
                 len(ready) > 1 and not todo and not counting and not reducing
             ):
                 group, ready = ready[:fan_in], ready[fan_in:]
-                table, words = reduce_task.remote(group)
-                reducing[words] = table
+                table, distinct = reduce_task.remote(group)
+                reducing[distinct] = table
             if not counting and not reducing:
                 continue
             done, _ = ray.wait([*counting, *reducing], num_returns=1)
@@ -263,7 +262,9 @@ def count(
                             f"counted a shard again: {report.rejected_checkpoint}", stacklevel=2
                         )
                     bytes_done += report.shard.nbytes
-                    loaded += not report.counted
+                    if not report.counted:
+                        loaded += 1
+                        bar.note(f"{loaded} of {len(shards)} chunks from checkpoints")
                     bar.update(bytes_done)
                     if on_shard is not None:
                         on_shard(report)
@@ -278,8 +279,6 @@ def count(
         raise
     finally:
         bar.close()
-    if show and loaded:
-        print(f"{loaded} of {len(shards)} shards loaded from checkpoints", file=sys.stderr)
     if not ready:
         return _core.PretokenCounts()
     return _core.PretokenCounts.from_bytes(_get(ray, ready[0]))
@@ -336,7 +335,7 @@ def encode_files(
 def _encode_one(tok, path: str, out_dir: str, rel: str) -> dict[str, Any]:
     import numpy as np
 
-    if isinstance(tok, tuple):
+    if isinstance(tok, TokenizerData):
         tok = _rebuild(tok)
     out = os.path.join(out_dir, rel)
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -346,27 +345,21 @@ def _encode_one(tok, path: str, out_dir: str, rel: str) -> dict[str, Any]:
 
 
 def _portable(tok):
-    """The tokenizer itself if it pickles, else the arguments that rebuild it (the core's
-    encoder does not pickle). A rank-table tokenizer (``merges=None``, as loaded from a
-    ``.tiktoken`` file) is rebuilt as one, so workers encode exactly as the driver would."""
+    """The tokenizer itself if it pickles, else its data (``Tokenizer.data``: the core's
+    encoder does not pickle), from which a worker rebuilds it exactly; a rank table's
+    merges are left out, since the rebuilt rank table derives them again."""
     import pickle
 
     try:
         pickle.dumps(tok)
         return tok
     except TypeError:
-        specials = tok.special_tokens
-        ids = set(specials.values())
-        vocab = {i: b for i, b in tok.vocab.items() if i not in ids}
-        merges = None if getattr(tok, "_rank_mode", False) else tok.merges
-        return (vocab, merges, specials, tok.pattern)
+        data = tok.data
+        return dataclasses.replace(data, merges=None) if data.rank_table else data
 
 
-def _rebuild(state: tuple):
-    from bytepair.tokenizer import Tokenizer
-
-    vocab, merges, specials, pattern = state
-    return Tokenizer(vocab, merges, special_tokens=specials, pattern=pattern)
+def _rebuild(data: TokenizerData) -> Tokenizer:
+    return Tokenizer.from_data(data)
 
 
 def _write_json(path: str, obj: Any) -> None:

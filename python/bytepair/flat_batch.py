@@ -28,7 +28,7 @@ def encode(
 
     if isinstance(texts, str):
         raise TypeError("encode_batch_to_numpy takes a list of str; for one text, call encode")
-    allowed, disallowed = tok._policy(frozenset(), "all") if policy is None else policy
+    allowed, disallowed = tok._default_policy if policy is None else policy
     run = getattr(tok, "_run", None)
     if run is not None:
         lists = run.encode_many(list(texts), allowed, disallowed, threads, add_special_tokens)

@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bytepair.compare import _grid
 from bytepair.errors import CorpusError
+from bytepair.text_table import grid
 from bytepair.tokenizer import Tokenizer
 
 #: Zouhar et al. 2023 find alpha = 2.5 the order that best predicts BLEU.
@@ -175,7 +175,7 @@ def table(results: Mapping[str, Mapping[str, Metrics]]) -> str:
         first = next(iter(row.values()))
         words = f"{first.words:,} word" + ("" if first.words == 1 else "s")
         title = f"on {corpus} ({first.bytes:,} bytes, {words}):"
-        body = _grid(
+        body = grid(
             "tokenizer", list(row), list(_COLUMNS), lambda t, c, row=row: _COLUMNS[c](row[t])
         )
         blocks.append(f"{title}\n{body}")
@@ -194,4 +194,4 @@ def parity_table(results: Mapping[str, Mapping[str, Metrics]], reference: str) -
     corpora = list(results)
     names = list(next(iter(results.values()))) if results else []
     ratios = {t: parity({c: results[c][t].tokens for c in corpora}, reference) for t in names}
-    return _grid("tokenizer", names, corpora, lambda t, c: f"{ratios[t][c]:.2f}")
+    return grid("tokenizer", names, corpora, lambda t, c: f"{ratios[t][c]:.2f}")

@@ -1,9 +1,9 @@
 """bytepair's one progress bar: tqdm's, with a bar, a rate and an ETA, on stderr.
 
-Every long job (counting, merging, ``encode_file``, the reference trainer, the Ray
-engine) draws through ``Bar``, so they all look alike and obey the same rule
+Every long job (counting, sampling, merging, ``encode_file``, the Ray engine, the tests'
+reference counter) draws through ``Bar``, so they all look alike and obey the same rule
 (``wanted``): no bar with ``progress=False``, and none when stderr is not a terminal
-(a log file), unless the caller asks for one.
+(a log file); ``encode_file`` lets its caller insist (``shown``).
 
 >>> import io
 >>> out = io.StringIO()
@@ -40,6 +40,16 @@ def wanted(progress: bool | None) -> bool:
     False
     """
     return bool(progress) and sys.stderr.isatty()
+
+
+def shown(progress: bool | None) -> bool:
+    """``encode_file``'s rule, where the caller may insist: None draws a bar only on a
+    terminal, True always (into a log too), False never.
+
+    >>> shown(True), shown(False)
+    (True, False)
+    """
+    return sys.stderr.isatty() if progress is None else bool(progress)
 
 
 class Bar:
@@ -97,6 +107,11 @@ class Bar:
             self.total = total
             self._bar.total = total or None
         self._bar.update(done - self._bar.n)
+
+    def note(self, text: str) -> None:
+        """A short remark drawn after the figures (``3 of 8 chunks from checkpoints``)."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(text, refresh=False)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -5,11 +5,11 @@ Training turns a corpus into a list of merges, in five steps:
 1. Read bytes. Invalid UTF-8 is kept: ``surrogateescape`` turns each bad byte into a lone
    surrogate (a punctuation-class character for the regex) and back into the same byte.
 2. Cut the text at the special tokens, which are never counted and never merged.
-3. Pre-tokenize each piece with a regex (GPT-2's by default) and count each distinct
-   pre-token: merges never cross a pre-token boundary, so a word that occurs a million
-   times is processed once, with weight one million.
+3. Pre-tokenize each segment (the text between special tokens) with a regex (GPT-2's by
+   default) and count each distinct pre-token: merges never cross a pre-token boundary,
+   so a pre-token that occurs a million times is processed once, with weight one million.
 4. Repeatedly merge the most frequent adjacent pair of symbols everywhere, updating the
-   pair counts incrementally (only the words containing the pair are touched).
+   pair counts incrementally (only the pre-tokens containing the pair are touched).
 5. Give each new token the next id.
 
 >>> merges = train_from_counts(count_pretokens(b"low lower lowest"), 2)
@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import mmap
-import multiprocessing
 import os
 import warnings
 from collections import Counter
@@ -58,10 +56,8 @@ from bytepair.errors import (
     VocabError,
     VocabSizeError,
 )
-from bytepair.progress import Bar, wanted
 
 Pair = tuple[bytes, bytes]
-Progress = bool | Callable[[int, int], None]
 
 # ---------------------------------------------------------------------------------------
 # Pre-tokenization
@@ -98,23 +94,24 @@ def _special_regex(special_tokens: tuple[str, ...]) -> regex.Pattern:
 
 def split_on_special(text: str, special_tokens: Sequence[str]) -> list[tuple[str, bool]]:
     """Cuts text at special tokens (leftmost match, longest at a position) into
-    ``(piece, is_special)`` pairs; empty plain pieces are dropped.
+    ``(text, is_special)`` pairs, segments and special tokens in order; empty segments
+    are dropped.
 
     >>> split_on_special("a<|x|><|x|>b", ["<|x|>"])
     [('a', False), ('<|x|>', True), ('<|x|>', True), ('b', False)]
     """
     if not special_tokens:
         return [(text, False)] if text else []
-    pieces = []
+    parts = []
     start = 0
     for match in _special_regex(tuple(special_tokens)).finditer(text):
         if match.start() > start:
-            pieces.append((text[start : match.start()], False))
-        pieces.append((match.group(), True))
+            parts.append((text[start : match.start()], False))
+        parts.append((match.group(), True))
         start = match.end()
     if start < len(text):
-        pieces.append((text[start:], False))
-    return pieces
+        parts.append((text[start:], False))
+    return parts
 
 
 # ---------------------------------------------------------------------------------------
@@ -134,178 +131,14 @@ def count_pretokens(
     # the corpus is ever lost or replaced.
     text = data.decode("utf-8", errors="surrogateescape")
     counts: Counter[str] = Counter()
-    for piece, is_special in split_on_special(text, special_tokens):
+    for segment, is_special in split_on_special(text, special_tokens):
         if not is_special:
-            counts.update(pretokenize(piece, pattern))
+            counts.update(pretokenize(segment, pattern))
     # Count the str pre-tokens first, then encode each distinct one once: most repeat.
     out: Counter[bytes] = Counter()
     for token, n in counts.items():
         out[token.encode("utf-8", errors="surrogateescape")] += n
     return out
-
-
-#: Target size of a chunk that count_file hands to one worker process.
-CHUNK_BYTES = 4 << 20
-
-
-def count_file(
-    path: str | os.PathLike,
-    pattern: str = "gpt2",
-    special_tokens: Sequence[str] = (),
-    num_processes: int | None = None,
-    progress: Progress = False,
-) -> Counter[bytes]:
-    """count_pretokens over a file, in parallel over chunks of about CHUNK_BYTES.
-
-    The result is exactly count_pretokens(whole file): chunks are cut only where the
-    whole-text pipeline has a boundary too (see _is_safe_cut). ``progress=True`` draws a
-    line on stderr when it is a terminal; a callable gets ``(bytes_done, bytes_total)``.
-    Worker processes start with multiprocessing's default method; where that is spawn
-    (macOS, Windows) call this under ``if __name__ == "__main__":``.
-    """
-    path = _checked_corpus_path(path)
-    _compiled(pattern)  # a bad pattern fails here, not in a worker
-    specials = [token.encode("utf-8") for token in special_tokens]
-    with open(path, "rb") as f, _mapped(f) as data:
-        bounds = _chunk_bounds(data, specials, CHUNK_BYTES)
-    jobs = [(path, start, end, pattern, tuple(special_tokens)) for start, end in bounds]
-    total = bounds[-1][1] if bounds else 0
-    report = _progress_reporter(progress, total)
-
-    counts: Counter[bytes] = Counter()
-    processes = min(num_processes or os.cpu_count() or 1, len(jobs))
-    if processes <= 1:
-        # One process: no pool to start (that costs ~0.2 s per worker).
-        results: Iterable[tuple[int, Counter[bytes]]] = map(_count_chunk, jobs)
-        for size, chunk_counts in results:
-            counts.update(chunk_counts)
-            report(size)
-    else:
-        # The platform's default start method: fork on Linux (cheap, and works from a
-        # script without an `if __name__ == "__main__":` guard, which spawn and
-        # forkserver need).
-        with multiprocessing.Pool(processes) as pool:
-            for size, chunk_counts in pool.imap_unordered(_count_chunk, jobs):
-                counts.update(chunk_counts)
-                report(size)
-    return counts
-
-
-def _count_chunk(job: tuple) -> tuple[int, Counter[bytes]]:
-    """One worker's job: read bytes [start, end) of the file and count them."""
-    path, start, end, pattern, special_tokens = job
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
-    return len(data), count_pretokens(data, pattern, special_tokens)
-
-
-class _mapped:
-    """mmap of a file that also works for an empty file (mmap refuses length 0)."""
-
-    def __init__(self, f):
-        self.map = (
-            mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            if os.fstat(f.fileno()).st_size
-            else None
-        )
-
-    def __enter__(self) -> bytes | mmap.mmap:
-        return self.map if self.map is not None else b""
-
-    def __exit__(self, *exc) -> None:
-        if self.map is not None:
-            self.map.close()
-
-
-def _chunk_bounds(data, specials: list[bytes], chunk_bytes: int) -> list[tuple[int, int]]:
-    """[start, end) offsets of chunks of about chunk_bytes, each cut at a safe point."""
-    bounds = []
-    start = 0
-    while start < len(data):
-        end = _next_safe_cut(data, start + chunk_bytes, specials)
-        bounds.append((start, end))
-        start = end
-    return bounds
-
-
-def _next_safe_cut(data, position: int, specials: list[bytes]) -> int:
-    """The first safe cut at or after position, or len(data).
-
-    Candidates are the start of each special token and the byte after each newline, in
-    order of position; we remember where each needle occurs next, so that rejecting a
-    candidate never re-scans the file for the others.
-    """
-    needles = [(token, 0) for token in specials] + [(b"\n", 1)]  # (bytes, cut offset)
-    found = [data.find(needle, position) for needle, _ in needles]
-    while any(i >= 0 for i in found):
-        k = min((i, k) for k, i in enumerate(found) if i >= 0)[1]
-        cut = found[k] + needles[k][1]
-        if _is_safe_cut(data, cut, specials):
-            return cut
-        found[k] = data.find(needles[k][0], found[k] + 1)
-    return len(data)
-
-
-_LETTER_OR_NUMBER = regex.compile(r"[\p{L}\p{N}]")
-
-
-def _is_safe_cut(data, cut: int, specials: list[bytes]) -> bool:
-    r"""Whether counting data[:cut] and data[cut:] apart gives the counts of the whole.
-
-    No occurrence of a special token may straddle the cut. Then, at the start of a
-    special token, the leftmost-longest scan of the whole text starts a match exactly
-    there, so both halves split the same way. (Special tokens are valid UTF-8, so the cut
-    is a character boundary too.)
-
-    Elsewhere we cut right after a newline that follows a non-space character and comes
-    before a letter or number: every built-in pattern ends a pre-token there. (Not before
-    a space: gpt2 joins "\n\t" into one pre-token; not after one: "x \n" splits
-    differently at the end of a text; not before "/": o200k joins ".\n/".) A custom
-    pattern that joins such a newline to its neighbours gets slightly different counts
-    in parallel; count with num_processes=1 to be exact.
-    """
-    for token in specials:
-        window_end = cut + len(token) - 1
-        i = data.find(token, max(0, cut - len(token) + 1), window_end)
-        while 0 <= i < cut:
-            if i + len(token) > cut:
-                return False  # this occurrence straddles the cut
-            i = data.find(token, i + 1, window_end)
-    if any(data[cut : cut + len(token)] == token for token in specials):
-        return True
-    before = bytes(data[max(0, cut - 5) : cut]).decode("utf-8", "surrogateescape")
-    after = bytes(data[cut : cut + 4]).decode("utf-8", "surrogateescape")
-    return (
-        len(before) >= 2
-        and before[-1] == "\n"
-        and not before[-2].isspace()
-        and _LETTER_OR_NUMBER.match(after) is not None
-    )
-
-
-def _progress_reporter(progress: Progress, total: int) -> Callable[[int], None]:
-    """A function to call with each finished chunk's size."""
-    if callable(progress):
-        draw = progress
-    elif wanted(progress):  # a progress line in a log file is just noise
-        bar = Bar("counting pre-tokens", total=total)
-
-        def draw(done: int, total: int) -> None:
-            bar.update(done, total)
-            if done >= total:
-                bar.close()
-    else:
-        return lambda size: None
-
-    done = 0
-
-    def report(size: int) -> None:
-        nonlocal done
-        done += size
-        draw(done, total)
-
-    return report
 
 
 # ---------------------------------------------------------------------------------------
@@ -387,12 +220,12 @@ def train_from_counts(
         tokens = {i: bytes([b]) for i, b in enumerate(order)}
         ids_of_bytes = {bytes([b]): i for i, b in enumerate(order)}
 
-        def encode(word: bytes) -> list[int]:
-            return [ids_of_bytes[word[i : i + 1]] for i in range(len(word))]
+        def encode(pretoken: bytes) -> list[int]:
+            return [ids_of_bytes[pretoken[i : i + 1]] for i in range(len(pretoken))]
 
     reuse = compat != "rustbpe"
     known = {b: i for i, b in tokens.items()}
-    words = [encode(word) for word in counts]
+    pretokens = [encode(pretoken) for pretoken in counts]
     weights = list(counts.values())
     first_new = next_id = max(tokens) + 1
 
@@ -409,13 +242,13 @@ def train_from_counts(
         # The heap pops the smallest key first: the greatest bytes, or the smallest ids.
         return _Greatest((tokens[pair[0]], tokens[pair[1]])) if compat == "cs336" else pair
 
-    # Step 1: count every adjacent pair, and remember which words contain it.
+    # Step 1: count every adjacent pair, and remember which pre-tokens contain it.
     pair_counts: dict[tuple[int, int], int] = {}
-    pair_words: dict[tuple[int, int], set[int]] = {}
-    for index, word in enumerate(words):
-        for pair in filter(counted, pairwise(word)):
+    pair_pretokens: dict[tuple[int, int], set[int]] = {}
+    for index, pretoken in enumerate(pretokens):
+        for pair in filter(counted, pairwise(pretoken)):
             pair_counts[pair] = pair_counts.get(pair, 0) + weights[index]
-            pair_words.setdefault(pair, set()).add(index)
+            pair_pretokens.setdefault(pair, set()).add(index)
 
     # Step 2: a lazy heap of (-count, key, pair). Entries go stale as counts change; a
     # popped entry is used only if its count is still the current one. After each merge
@@ -436,7 +269,9 @@ def train_from_counts(
             new, next_id = next_id, next_id + 1
             tokens[new] = merged
             known.setdefault(merged, new)
-        changed = _merge_everywhere(pair, new, words, weights, pair_counts, pair_words, counted)
+        changed = _merge_everywhere(
+            pair, new, pretokens, weights, pair_counts, pair_pretokens, counted
+        )
         for p in changed:
             if p in pair_counts:  # (a count that fell to 0 needs no entry)
                 heapq.heappush(heap, (-pair_counts[p], key(p), p))
@@ -464,31 +299,31 @@ def _pop_best(heap: list, pair_counts: dict, min_frequency: int):
     return None
 
 
-def _merge_everywhere(pair, new, words, weights, pair_counts, pair_words, counted) -> list:
-    """Merges pair into symbol new in every word that contains it; returns the pairs
+def _merge_everywhere(pair, new, pretokens, weights, pair_counts, pair_pretokens, counted) -> list:
+    """Merges pair into symbol new in every pre-token that contains it; returns the pairs
     whose count changed.
 
-    For each touched word we subtract its old pairs and add its new ones: simpler than
+    For each touched pre-token we subtract its old pairs and add its new ones: simpler than
     patching the neighbours of each occurrence (think of "a a a a"), and still only the
-    words that contain the pair are visited. Summing the changes first means a pair that
+    pre-tokens that contain the pair are visited. Summing the changes first means a pair that
     the merge leaves alone (most of them) costs no dict or heap update.
     """
     delta: dict = {}
-    for index in pair_words.pop(pair):
-        old = words[index]
-        merged = _merge_word(old, pair, new)
-        words[index] = merged
+    for index in pair_pretokens.pop(pair):
+        old = pretokens[index]
+        merged = _merge_pretoken(old, pair, new)
+        pretokens[index] = merged
         weight = weights[index]
         for p in filter(counted, pairwise(old)):
             delta[p] = delta.get(p, 0) - weight
         for p in filter(counted, pairwise(merged)):
             delta[p] = delta.get(p, 0) + weight
-        # Keep pair_words exact: this word no longer holds the pairs the merge destroyed.
+        # Keep pair_pretokens exact: this pre-token no longer holds the pairs the merge destroyed.
         new_pairs = set(pairwise(merged))
         for p in set(pairwise(old)) - new_pairs - {pair}:
-            pair_words.get(p, set()).discard(index)
+            pair_pretokens.get(p, set()).discard(index)
         for p in filter(counted, new_pairs):
-            pair_words.setdefault(p, set()).add(index)
+            pair_pretokens.setdefault(p, set()).add(index)
 
     changed = []
     for p, d in delta.items():
@@ -502,20 +337,20 @@ def _merge_everywhere(pair, new, words, weights, pair_counts, pair_words, counte
     return changed
 
 
-def _merge_word(word: list[int], pair: tuple[int, int], new: int) -> list[int]:
+def _merge_pretoken(pretoken: list[int], pair: tuple[int, int], new: int) -> list[int]:
     """Replaces each occurrence of pair, left to right, by new.
 
-    >>> _merge_word([97, 97, 97], (97, 97), 256)
+    >>> _merge_pretoken([97, 97, 97], (97, 97), 256)
     [256, 97]
     """
     merged = []
     i = 0
-    while i < len(word):
-        if i + 1 < len(word) and word[i] == pair[0] and word[i + 1] == pair[1]:
+    while i < len(pretoken):
+        if i + 1 < len(pretoken) and pretoken[i] == pair[0] and pretoken[i + 1] == pair[1]:
             merged.append(new)
             i += 2
         else:
-            merged.append(word[i])
+            merged.append(pretoken[i])
             i += 1
     return merged
 
@@ -554,14 +389,28 @@ def train_bpe(
     special_tokens: Sequence[str] = (),
     pattern: str = "gpt2",
     min_frequency: int = 1,
-    num_processes: int | None = None,
-    progress: Progress = False,
 ) -> tuple[dict[int, bytes], list[Pair]]:
     """Trains a byte-level BPE on a file: CS336's ``train_bpe``.
 
     ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
     """
-    special_tokens = checked_special_tokens(special_tokens)
+    special_tokens, num_merges = checked_options(vocab_size, special_tokens, pattern)
+    with open(checked_corpus_path(input_path), "rb") as f:
+        counts = count_pretokens(f.read(), pattern, special_tokens)
+    merges = train_from_counts(counts, num_merges, min_frequency)
+    return build_vocab(merges, special_tokens), merges
+
+
+def checked_options(
+    vocab_size: int, special_tokens: Sequence[str], pattern: str
+) -> tuple[list[str], int]:
+    """train_bpe's checks, before any counting: the special tokens as a list and the
+    number of merges that ``vocab_size`` leaves room for.
+
+    >>> checked_options(300, ["<s>"], "gpt2")
+    (['<s>'], 43)
+    """
+    special_tokens = _checked_special_tokens(special_tokens)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise VocabSizeError(f"vocab_size must be an int, got {vocab_size!r}")
     num_merges = vocab_size - 256 - len(special_tokens)
@@ -574,12 +423,11 @@ def train_bpe(
     # Text that matches a special token is cut out before counting, so no merge can make
     # a special token's bytes: only a one-byte special token collides, and fails here.
     build_vocab([], special_tokens)
-    counts = count_file(input_path, pattern, special_tokens, num_processes, progress)
-    merges = train_from_counts(counts, num_merges, min_frequency)
-    return build_vocab(merges, special_tokens), merges
+    _compiled(pattern)  # a bad pattern fails even on an empty file
+    return special_tokens, num_merges
 
 
-def checked_special_tokens(special_tokens: Sequence[str]) -> list[str]:
+def _checked_special_tokens(special_tokens: Sequence[str]) -> list[str]:
     """The special tokens as a list; raises SpecialTokenError for empty or repeated ones."""
     if isinstance(special_tokens, str):
         raise SpecialTokenError(
@@ -595,7 +443,8 @@ def checked_special_tokens(special_tokens: Sequence[str]) -> list[str]:
     return tokens
 
 
-def _checked_corpus_path(path: str | os.PathLike) -> str:
+def checked_corpus_path(path: str | os.PathLike) -> str:
+    """The path as a str; CorpusError if it names a directory or nothing."""
     path = os.fspath(path)
     if os.path.isdir(path):
         raise CorpusError(f"corpus {path!r} is a directory; pass the files inside it")
@@ -637,14 +486,14 @@ def merges_from_ranks(ranks: Mapping[bytes, int]) -> list[Pair]:
     return merges
 
 
-def _bpe(piece: bytes, priority: Callable[[bytes, bytes], float]) -> list[bytes]:
-    """Merges adjacent parts of piece, lowest priority value first (leftmost on ties),
+def _bpe(pretoken: bytes, priority: Callable[[bytes, bytes], float]) -> list[bytes]:
+    """Merges adjacent parts of pretoken, lowest priority value first (leftmost on ties),
     until no adjacent pair has a finite priority.
 
     ``priorities[i]`` belongs to the pair (parts[i], parts[i + 1]); after a merge only
     its two neighbours change, so each step costs one C-speed min() over a list.
     """
-    parts = [piece[i : i + 1] for i in range(len(piece))]
+    parts = [pretoken[i : i + 1] for i in range(len(pretoken))]
     priorities = [priority(a, b) for a, b in pairwise(parts)]
     while priorities:
         best = min(priorities)
@@ -723,18 +572,18 @@ class Encoder:
     def _rank_priority(self, left: bytes, right: bytes) -> float:
         return self._ids.get(left + right, math.inf)
 
-    def _encode_piece(self, piece: bytes) -> list[int]:
+    def _encode_piece(self, pretoken: bytes) -> list[int]:
         """The ids of one pre-token; cached, since most pre-tokens repeat."""
-        ids = self._cache.get(piece)
-        if ids is None and self._rank_mode and piece in self._ids:
+        ids = self._cache.get(pretoken)
+        if ids is None and self._rank_mode and pretoken in self._ids:
             # tiktoken's rule: a pre-token that is itself a token is that token, even if
             # merging would not reach it (Llama 3's rank table has such tokens).
-            ids = [self._ids[piece]]
+            ids = [self._ids[pretoken]]
         if ids is None:
-            ids = [self._ids[part] for part in _bpe(piece, self._priority)]
+            ids = [self._ids[part] for part in _bpe(pretoken, self._priority)]
             if len(self._cache) >= self._cache_limit:
                 self._cache.clear()
-            self._cache[piece] = ids
+            self._cache[pretoken] = ids
         return ids
 
     def _encode_plain(self, text: str) -> list[int]:
@@ -793,11 +642,11 @@ class Encoder:
                 raise DisallowedSpecialError(match.group())
 
         ids = []
-        for piece, is_special in split_on_special(text, sorted(allowed)):
+        for part, is_special in split_on_special(text, sorted(allowed)):
             if is_special:
-                ids.append(self.special_tokens[piece])
+                ids.append(self.special_tokens[part])
             else:
-                ids.extend(self._encode_plain(piece))
+                ids.extend(self._encode_plain(part))
         return ids
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:

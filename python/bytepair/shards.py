@@ -2,14 +2,14 @@
 
 A shard is the unit of work of a distributed run: one task counts one shard, and one
 checkpoint file holds its counts. Large files are cut into byte ranges, only where the cut
-provably changes no count (the same rule as ``reference.count_file``'s chunks):
+provably changes no count:
 
 - just before a special token that no other special-token occurrence straddles: training
-  splits the text on special tokens before it pre-tokenizes, so both sides of the cut are
-  counted exactly as in one piece;
+  splits the text into segments at special tokens before it pre-tokenizes, so both sides of
+  the cut are counted exactly as in one;
 - with no special tokens and a built-in pattern, just after a newline between two
   non-space characters: every built-in pattern ends a pre-token there. Anywhere else a cut
-  could change a pre-token (``"  \\n"`` at the end of a piece is one pre-token under gpt2,
+  could change a pre-token (``"  \\n"`` at the end of a segment is one pre-token under gpt2,
   but two in ``"  \\nA"``), so a file with a custom pattern and no special tokens is one
   shard.
 

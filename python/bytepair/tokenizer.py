@@ -15,17 +15,19 @@ import array
 import codecs
 import functools
 import os
-import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from bytepair import _core, corpus_ids, documents, patterns
+from bytepair import _core, corpus_ids, documents, patterns, special
 from bytepair import pipeline as pipeline_mod
-from bytepair.errors import SpecialTokenError, VocabError
-from bytepair.formats import tokenizer_config
+from bytepair import progress as progress_rule
+from bytepair.errors import BytepairError, FormatError
+from bytepair.formats import tokenizer_config, tokenizer_data
 from bytepair.formats.tokenizer_config import TokenizerConfig
+from bytepair.formats.tokenizer_data import TokenizerData
 from bytepair.progress import Bar
+from bytepair.special import SpecialSet
 
 if TYPE_CHECKING:
     import numpy
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
     from bytepair.training_report import TrainingReport
 
 Merge = tuple[bytes, bytes]
-SpecialSet = Literal["all"] | Collection[str]
 
 
 class Tokenizer:
@@ -66,18 +67,26 @@ class Tokenizer:
         pattern: str = "gpt2",
         pipeline: Pipeline | None = None,
     ):
-        self._pattern = patterns.resolve(pattern)
-        self._pipeline = pipeline
-        self._vocab = _checked_vocab(vocab)
+        self._init(
+            tokenizer_data.checked(TokenizerData(vocab, merges, special_tokens, pattern, pipeline))
+        )
+
+    def _init(self, data: TokenizerData) -> None:
+        """Builds the encoder of checked data (``tokenizer_data.checked``)."""
+        self._pattern = data.pattern
+        self._pipeline = data.pipeline
+        self._vocab = data.vocab
         self._ranks = {b: i for i, b in self._vocab.items()}
-        self._special_tokens = _checked_special_tokens(special_tokens, self._ranks, self._vocab)
-        self._rank_mode = merges is None
-        self._merges = None if merges is None else _checked_merges(merges, self._ranks)
+        self._special_tokens = data.special_tokens
+        self._rank_mode = data.rank_table
+        self._merges = None if data.rank_table else data.merges
         self._decoder = dict(self._vocab)
         for token, i in self._core_specials():
             self._decoder[i] = token.encode("utf-8")
         self._encoder = self._build_encoder()
-        self._run = None if pipeline is None else pipeline_mod.runner(pipeline, self._encoder)
+        self._run = (
+            None if data.pipeline is None else pipeline_mod.runner(data.pipeline, self._encoder)
+        )
         self._default_policy = self._special_policy(frozenset(), "all")
         self._config: TokenizerConfig | None = None  # a loaded tokenizer_config.json
 
@@ -182,23 +191,7 @@ class Tokenizer:
     def _special_policy(
         self, allowed_special: SpecialSet, disallowed_special: SpecialSet
     ) -> tuple[frozenset[str], frozenset[str]]:
-        """tiktoken's policy: allowed tokens are encoded as specials, disallowed ones raise,
-        the rest are plain text. ``"all"`` on the disallowed side means all not allowed."""
-        specials = frozenset(self._special_tokens)
-        if allowed_special == "all":
-            allowed = specials
-        else:
-            allowed = frozenset(allowed_special)
-            unknown = allowed - specials
-            if unknown:
-                raise SpecialTokenError(
-                    f"allowed_special names {sorted(unknown)!r}, which are not special tokens of "
-                    f"this tokenizer (it has {sorted(specials)!r})"
-                )
-        disallowed = (
-            specials - allowed if disallowed_special == "all" else frozenset(disallowed_special)
-        )
-        return allowed, disallowed
+        return special.policy(frozenset(self._special_tokens), allowed_special, disallowed_special)
 
     def _policy(
         self, allowed_special: SpecialSet, disallowed_special: SpecialSet
@@ -235,7 +228,7 @@ class Tokenizer:
             # common call costs one method call, not three plus two sets passed and read.
             return self._encoder.encode(text)
         allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        return self._encoder.encode(_checked_str(text), allowed, disallowed)
+        return self._encoder.encode(text, allowed, disallowed)  # the core checks text is a str
 
     def encode_to_numpy(
         self,
@@ -261,7 +254,7 @@ class Tokenizer:
             ids = self._encoder.encode_to_array(text)
         else:
             allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-            ids = self._encoder.encode_to_array(_checked_str(text), allowed, disallowed)
+            ids = self._encoder.encode_to_array(text, allowed, disallowed)
         frombuffer, uint32 = _numpy_uint32()
         return frombuffer(ids, uint32)
 
@@ -439,8 +432,8 @@ class Tokenizer:
         disallowed_special: SpecialSet = "all",
     ) -> Iterator[int]:
         """Encodes a stream of text (lines of a file, say) lazily, in bounded memory. Chunks
-        may be ``str``, or ``bytes`` (blocks of a binary file: invalid UTF-8 is kept, as in
-        ``encode_bytes``, and a character may be split between blocks).
+        may be ``str``, or ``bytes`` (chunks of a binary file: invalid UTF-8 is kept, as in
+        ``encode_bytes``, and a character may be split between chunks).
 
         The ids are exactly those of encoding the concatenated text: the core keeps only the
         text after the last point where the pattern provably splits (a space or a newline
@@ -531,7 +524,7 @@ class Tokenizer:
             return self._encoder.encode_file(
                 path, out_path, allowed, disallowed, _threads(threads), progress
             )
-        show = sys.stderr.isatty() if progress is None else bool(progress)
+        show = progress_rule.shown(progress)
         with Bar(os.path.basename(path), unit="B", enabled=show) as bar:
             return self._encoder.encode_file(
                 path, out_path, allowed, disallowed, _threads(threads), bar
@@ -646,7 +639,7 @@ class Tokenizer:
         """
         from bytepair import formats
 
-        return formats.load(path, special_tokens=special_tokens, pattern=pattern)
+        return cls.from_data(formats.load(path, special_tokens=special_tokens, pattern=pattern))
 
     def save(
         self,
@@ -664,7 +657,46 @@ class Tokenizer:
         ``tokenizer.json`` gets its config beside it, a file of another name none."""
         from bytepair import formats
 
-        formats.save(self, path, format=format)
+        formats.save(self.data, path, format=format)
+
+    @classmethod
+    def from_data(cls, data: TokenizerData) -> Tokenizer:
+        """The Tokenizer of a reader's data; a vocab, special token or pattern the data's
+        file got wrong raises FormatError naming the file.
+
+        >>> from bytepair.formats.tokenizer_data import TokenizerData
+        >>> Tokenizer.from_data(TokenizerData({i: bytes([i]) for i in range(256)}, [])).vocab_size
+        256
+        """
+        tok = cls.__new__(cls)
+        try:
+            tok._init(data if data.is_checked else tokenizer_data.checked(data))
+        except BytepairError as e:  # the core refused the data (a pattern its engine rejects)
+            where = data.error_name(e)
+            if where is None:
+                raise
+            raise FormatError(f"{where}: {e}") from None
+        if data.config is not None:
+            tok.config = data.config
+        return tok
+
+    @property
+    def data(self) -> TokenizerData:
+        """What the tokenizer files hold, as plain data (what the format writers take).
+
+        >>> import bytepair
+        >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).data.rank_table
+        False
+        """
+        return TokenizerData(
+            dict(self._vocab),  # a copy: the data must not reach into this tokenizer
+            self.merges,
+            self.special_tokens,
+            self._pattern,
+            self._pipeline,
+            self.config,
+            rank_table=self._rank_mode,
+        )
 
     @classmethod
     def from_files(
@@ -686,92 +718,13 @@ class Tokenizer:
         """Builds a Tokenizer from a ``tiktoken.Encoding``; ids stay exactly tiktoken's."""
         from bytepair.formats import tiktoken as tiktoken_format
 
-        return tiktoken_format.from_encoding(encoding)
+        return cls.from_data(tiktoken_format.from_encoding(encoding))
 
     def to_tiktoken(self, name: str = "bytepair"):
         """A ``tiktoken.Encoding`` that encodes exactly as this tokenizer."""
         from bytepair.formats import tiktoken as tiktoken_format
 
-        return tiktoken_format.to_encoding(self, name=name)
-
-
-def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
-    if not isinstance(vocab, Mapping):
-        raise VocabError(f"vocab must be a dict of id -> bytes, got {type(vocab).__name__}")
-    if not vocab:
-        raise VocabError("vocab is empty: it needs at least the 256 single bytes")
-    out: dict[int, bytes] = {}
-    seen: dict[bytes, int] = {}
-    for i, b in vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise VocabError(f"vocab id {i!r} is not a non-negative integer")
-        if not isinstance(b, (bytes, bytearray)) or not b:
-            raise VocabError(f"vocab id {i} maps to {b!r}; expected non-empty bytes")
-        b = bytes(b)
-        if b in seen:
-            raise VocabError(f"vocab ids {seen[b]} and {i} both map to {b!r}; bytes must be unique")
-        seen[b] = i
-        out[i] = b
-    missing = [x for x in range(256) if bytes([x]) not in seen]
-    if missing:
-        raise VocabError(
-            f"vocab lacks {len(missing)} single bytes (first: {bytes([missing[0]])!r}); a "
-            "byte-level BPE vocab must hold all 256 so that every input can be encoded"
-        )
-    return out
-
-
-def _checked_special_tokens(
-    special_tokens: Sequence[str] | Mapping[str, int] | None,
-    ranks: dict[bytes, int],
-    vocab: dict[int, bytes],
-) -> dict[str, int]:
-    if special_tokens is None:
-        return {}
-    if isinstance(special_tokens, str):
-        raise SpecialTokenError(
-            f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
-            f"write [{special_tokens!r}]"
-        )
-    given = (
-        special_tokens.items()
-        if isinstance(special_tokens, Mapping)
-        else ((t, None) for t in special_tokens)
-    )
-    out: dict[str, int] = {}
-    next_id = max(vocab) + 1
-    for token, i in given:
-        if not isinstance(token, str) or not token:
-            raise SpecialTokenError(f"special token {token!r} must be a non-empty string")
-        if token in out:
-            raise SpecialTokenError(f"special token {token!r} is given twice")
-        if i is None:
-            i = ranks.get(token.encode("utf-8"))
-            if i is None:
-                i, next_id = next_id, next_id + 1
-        elif isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise SpecialTokenError(f"special token {token!r} has id {i!r}; expected an int >= 0")
-        elif i in vocab and vocab[i] != token.encode("utf-8"):
-            raise SpecialTokenError(
-                f"special token {token!r} has id {i}, which the vocab gives to {vocab[i]!r}"
-            )
-        out[token] = i
-    return out
-
-
-def _checked_merges(merges: Sequence[Merge], ranks: dict[bytes, int]) -> list[Merge]:
-    out = []
-    for n, pair in enumerate(merges):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise VocabError(f"merge {n} is {pair!r}; expected a pair (bytes, bytes)")
-        a, b = bytes(pair[0]), bytes(pair[1])
-        for part in (a, b, a + b):
-            if part not in ranks:
-                raise VocabError(
-                    f"merge {n} ({a!r}, {b!r}) needs {part!r}, which is not in the vocab"
-                )
-        out.append((a, b))
-    return out
+        return tiktoken_format.to_encoding(self.data, name=name)
 
 
 # -- encoding and decoding helpers ----------------------------------------------------------
@@ -803,8 +756,9 @@ class IncrementalDecoder:
 
 @functools.cache
 def _numpy_uint32() -> tuple[Callable, numpy.dtype]:
-    """NumPy's frombuffer and uint32 dtype, looked up once: NumPy is optional, and the
-    look-ups were a third of `encode_to_numpy`'s overhead on a short text (500 -> 330 ns)."""
+    """NumPy's frombuffer and uint32 dtype, looked up once: NumPy is optional, and looking
+    them up on each call would add half again to `encode_to_numpy`'s overhead on a short
+    text (500 ns instead of 330)."""
     try:
         import numpy
     except ImportError as e:

@@ -1,7 +1,9 @@
 """Reading and writing tokenizer files: HuggingFace, tiktoken and GPT-2 formats.
 
-``load`` detects the format from the path and the file's first bytes; ``save`` writes one
-atomically; ``convert`` does both. docs/formats.md states what each writer guarantees.
+``load`` detects the format from the path and the file's first bytes and returns what the
+file holds as plain data (``TokenizerData``); ``save`` writes such data atomically in a
+format. ``Tokenizer.load`` and ``Tokenizer.save`` build on them; ``bytepair.conversion``
+does both. docs/formats.md states what each writer guarantees.
 
 >>> FORMATS
 ('huggingface', 'tiktoken', 'gpt2')
@@ -9,13 +11,22 @@ atomically; ``convert`` does both. docs/formats.md states what each writer guara
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping, Sequence
 
-from bytepair.errors import FormatError, TokenizerNotFoundError
+from bytepair.errors import (
+    FormatError,
+    PatternError,
+    SpecialTokenError,
+    TokenizerNotFoundError,
+    VocabError,
+)
+from bytepair.formats import tokenizer_data
+from bytepair.formats.tokenizer_data import TokenizerData
 
-#: The names ``save`` and ``convert`` accept.
+#: The formats ``save`` converts any tokenizer to (``bytepair.conversion.convert`` accepts these).
 FORMATS = ("huggingface", "tiktoken", "gpt2")
 #: ``save`` also writes Mistral's Tekken layout, for a tokenizer whose special tokens come
 #: first (one loaded from a Tekken file): not a conversion target for any tokenizer.
@@ -78,8 +89,8 @@ def load(
     *,
     special_tokens: Sequence[str] | Mapping[str, int] | None = None,
     pattern: str | None = None,
-):
-    """Loads a tokenizer, detecting its format.
+) -> TokenizerData:
+    """Reads a tokenizer file, detecting its format.
 
     ``special_tokens`` and ``pattern`` are for the formats that do not store them
     (``.tiktoken``, GPT-2 files); a tokenizer.json carries its own and refuses them.
@@ -108,15 +119,21 @@ def load(
 
         doc = read_json(path, "a tokenizer.json or a Tekken file")
         if tekken.is_tekken(doc):
-            from bytepair.tokenizer import Tokenizer
-
             vocab, specials, tekken_pattern = tekken.read_data(doc, os.fspath(path))
-            return _tokenizer(Tokenizer, path, vocab, specials, tekken_pattern)
-        tok = huggingface.from_json(doc, os.fspath(path))
+            name = os.fspath(path)
+            data = TokenizerData(
+                vocab,
+                None,
+                specials,
+                tekken_pattern,
+                error_names=tuple(
+                    (kind, name) for kind in (VocabError, SpecialTokenError, PatternError)
+                ),
+            )
+            return tokenizer_data.checked(data)
+        data = huggingface.from_json(doc, os.fspath(path))
         config = tokenizer_config.beside(path)
-        if config is not None:
-            tok.config = config
-        return tok
+        return data if config is None else dataclasses.replace(data, config=config)
     if fmt == "tiktoken":
         return tiktoken.read(path, special_tokens=special_tokens, pattern=pattern)
     from bytepair.formats import gpt2
@@ -125,68 +142,43 @@ def load(
     return gpt2.load(directory, special_tokens=special_tokens, pattern=pattern or "gpt2")
 
 
-def save(tok, path: str | os.PathLike, format: str = "huggingface") -> None:
-    """Saves ``tok`` atomically in ``format`` (one of ``SAVE_FORMATS``); gpt2 writes a
-    directory, or the two files a pair ``(vocab_path, merges_path)`` names (a pair means gpt2).
+def save(data, path: str | os.PathLike, format: str = "huggingface") -> None:
+    """Saves ``data`` (a ``TokenizerData``, or a Tokenizer) atomically in ``format`` (one of
+    ``SAVE_FORMATS``); gpt2 writes a directory, or the two files a pair ``(vocab_path,
+    merges_path)`` names (a pair means gpt2).
 
     A tokenizer.json pipeline that is more than a pattern and special tokens (a normalizer,
     several pre-tokenizer steps, flagged or non-special added tokens) is written as
     huggingface only: the other formats would drop part of it, and encode differently."""
+    data = tokenizer_data.of(data)
     if isinstance(path, (tuple, list)) and format in ("huggingface", "gpt2"):
         format = "gpt2"
     if format != "huggingface":
-        _check_portable(tok, format, path)
+        _check_portable(data, format, path)
     if format == "huggingface":
         from bytepair.formats import huggingface, tokenizer_config
 
         target = tokenizer_config.tokenizer_json_path(path)
-        huggingface.write(tok, target)
-        tokenizer_config.write_beside(tokenizer_config.to_save(tok), target)
+        huggingface.write(data, target)
+        tokenizer_config.write_beside(tokenizer_config.to_save(data), target)
     elif format == "tiktoken":
         from bytepair.formats import tiktoken
 
-        tiktoken.write(tok, path)
+        tiktoken.write(data, path)
     elif format == "gpt2":
         from bytepair.formats import gpt2
 
-        gpt2.write(tok, path)
+        gpt2.write(data, path)
     elif format == "tekken":
         from bytepair.formats import tekken
 
-        tekken.write(tok, path)
+        tekken.write(data, path)
     else:
         raise FormatError(f"unknown format {format!r}; expected one of {', '.join(SAVE_FORMATS)}")
 
 
-def convert(
-    in_path: str | os.PathLike,
-    out_path: str | os.PathLike,
-    to: str = "huggingface",
-    *,
-    special_tokens: Sequence[str] | Mapping[str, int] | None = None,
-    pattern: str | None = None,
-):
-    """Loads ``in_path`` (any format) and saves it to ``out_path`` as ``to``; returns the
-    Tokenizer, so a caller can report what a format leaves out (tiktoken's special tokens)."""
-    if to not in FORMATS:
-        raise FormatError(f"unknown format {to!r}; expected one of {', '.join(FORMATS)}")
-    tok = load(in_path, special_tokens=special_tokens, pattern=pattern)
-    save(tok, out_path, format=to)
-    return tok
-
-
-def _tokenizer(cls, path, vocab, specials, pattern):
-    """A rank-table Tokenizer from a reader's plain data; errors name the file."""
-    from bytepair.errors import PatternError, SpecialTokenError, VocabError
-
-    try:
-        return cls(vocab, None, special_tokens=specials, pattern=pattern)
-    except (VocabError, SpecialTokenError, PatternError) as e:
-        raise FormatError(f"{os.fspath(path)}: {e}") from None
-
-
-def _check_portable(tok, format: str, path) -> None:
-    pipeline = getattr(tok, "pipeline", None)
+def _check_portable(data: TokenizerData, format: str, path) -> None:
+    pipeline = data.pipeline
     if pipeline is None:
         return
     lost = []

@@ -17,8 +17,10 @@ import re
 from collections.abc import Mapping, Sequence
 
 from bytepair.errors import FormatError, VocabError
+from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
 from bytepair.formats.jsonfile import read_json
+from bytepair.formats.tokenizer_data import TokenizerData
 
 
 def _byte_alphabet() -> dict[int, str]:
@@ -93,14 +95,23 @@ def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
 
 def vocab_from_json(data: Mapping[str, object], where: str) -> dict[int, bytes]:
     """Validates token -> id (tokens in the alphabet) and returns id -> bytes."""
-    vocab: dict[int, bytes] = {}
+    check_json_ids(data, where)
+    return {i: to_bytes(text, f"{where}: key {text!r}") for text, i in data.items()}
+
+
+def check_json_ids(data: Mapping[str, object], where: str) -> None:
+    """A JSON vocab's ids (GPT-2's vocab.json, a tokenizer.json's model.vocab): each an
+    integer >= 0, none given twice; FormatError names the first bad key.
+
+    >>> check_json_ids({"a": 0, "b": 1}, "vocab.json")
+    """
+    seen: set[int] = set()
     for text, i in data.items():
         if isinstance(i, bool) or not isinstance(i, int) or i < 0:
             raise FormatError(f"{where}: key {text!r} has id {i!r}; expected an integer >= 0")
-        if i in vocab:
+        if i in seen:
             raise FormatError(f"{where}: key {text!r} reuses id {i}; ids must be unique")
-        vocab[i] = to_bytes(text, f"{where}: key {text!r}")
-    return vocab
+        seen.add(i)
 
 
 def read_merges(path: str | os.PathLike) -> list[tuple[int, Merge]]:
@@ -140,11 +151,12 @@ def render(vocab: Mapping[int, bytes], merges: Sequence[Merge]) -> tuple[bytes, 
     return (vocab_json + "\n").encode("utf-8"), ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def write(tok, path) -> None:
-    """Writes vocab.json and merges.txt: into a directory (created if missing), or to the
-    names given as a pair ``(vocab_path, merges_path)``, or beside a vocab file's name
-    (``out/tok-vocab.json`` writes ``out/tok-merges.txt``: the last ``vocab`` in the name
-    becomes ``merges``, ``.json`` becomes ``.txt``).
+def write(data, path) -> None:
+    """Writes ``data`` (a ``TokenizerData``, or a Tokenizer) as vocab.json and merges.txt:
+    into a directory (created if missing), or to the names given as a pair ``(vocab_path,
+    merges_path)``, or beside a vocab file's name (``out/tok-vocab.json`` writes
+    ``out/tok-merges.txt``: the last ``vocab`` in the name becomes ``merges``, ``.json``
+    becomes ``.txt``).
 
     Special tokens are written into vocab.json with their ids, as GPT-2 does with
     ``<|endoftext|>``; a reader tells them apart because no merge produces them.
@@ -152,12 +164,13 @@ def write(tok, path) -> None:
     >>> paths("out/cs336_vocab.json")
     ('out/cs336_vocab.json', 'out/cs336_merges.txt')
     """
+    data = tokenizer_data.of(data)
     vocab_path, merges_path = paths(path)
-    if getattr(tok, "_rank_mode", False):
-        _check_rank_table(tok)
+    if data.rank_table:
+        _check_rank_table(data)
     for target in (vocab_path, merges_path):
         os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-    vocab_json, merges_txt = render(tok.vocab, tok.merges)
+    vocab_json, merges_txt = render(data.with_specials(), data.merges)
     write_files({vocab_path: vocab_json, merges_path: merges_txt})
 
 
@@ -188,15 +201,17 @@ def paths(path) -> tuple[str, str]:
     return os.path.join(name, "vocab.json"), os.path.join(name, "merges.txt")
 
 
-def _check_rank_table(tok) -> None:
+def _check_rank_table(data: TokenizerData) -> None:
     """A rank table (from tiktoken) may hold tokens that no merge produces: tiktoken reaches
     them only when a whole pre-token is that token (Llama 3 has 678). vocab.json +
     merges.txt cannot say so, and the reader would even take them for special tokens."""
 
-    special_ids = set(tok.special_tokens.values())
-    made = {a + b for a, b in tok.merges}
+    special_ids = set(data.special_tokens.values())
+    made = {a + b for a, b in data.merges}
     orphans = [
-        b for i, b in tok.vocab.items() if i not in special_ids and len(b) > 1 and b not in made
+        b
+        for i, b in data.with_specials().items()
+        if i not in special_ids and len(b) > 1 and b not in made
     ]
     if orphans:
         raise VocabError(
@@ -228,14 +243,12 @@ def load(
     directory: str | os.PathLike,
     special_tokens: Sequence[str] | None = None,
     pattern: str = "gpt2",
-):
-    """A Tokenizer from ``directory/vocab.json`` + ``directory/merges.txt``.
+) -> TokenizerData:
+    """The data of ``directory/vocab.json`` + ``directory/merges.txt``.
 
     ``special_tokens=None`` takes every vocab entry that no merge produces (GPT-2's
     ``<|endoftext|>``) as a special token.
     """
-    from bytepair.tokenizer import Tokenizer
-
     vocab_path = os.path.join(directory, "vocab.json")
     merges_path = os.path.join(directory, "merges.txt")
     vocab, merges = read(vocab_path, merges_path)
@@ -250,7 +263,8 @@ def load(
                 f"{odd[0]!r}); merges.txt looks truncated. If those are special tokens, "
                 "pass special_tokens=[...] explicitly"
             )
-    try:
-        return Tokenizer(vocab, merges, special_tokens=list(special_tokens), pattern=pattern)
-    except VocabError as e:  # a damaged vocab.json (a byte missing, say): name the file
-        raise FormatError(f"{vocab_path}: {e}") from None
+    # A damaged vocab.json (a byte missing, say) is named in the error.
+    data = TokenizerData(
+        vocab, merges, list(special_tokens), pattern, error_names=((VocabError, vocab_path),)
+    )
+    return tokenizer_data.checked(data)

@@ -26,9 +26,11 @@ import regex
 from bytepair import patterns
 from bytepair import pipeline as pl
 from bytepair.errors import FormatError, PatternError, SpecialTokenError, VocabError
+from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
-from bytepair.formats.gpt2 import to_bytes, to_text
+from bytepair.formats.gpt2 import check_json_ids, to_bytes, to_text
 from bytepair.formats.jsonfile import read_json
+from bytepair.formats.tokenizer_data import TokenizerData
 
 # Oniguruma, HF's regex engine, reads `X{1,3}+` as `(?:X{1,3})+`, not as a possessive
 # interval (that is Java syntax only): cl100k's `\p{N}{1,3}+` split "1894" as one piece
@@ -162,10 +164,10 @@ def _stage_json(steps, sequence: bool, key: str):
     return {"type": "Sequence", key: [_step_json(s) for s in steps]}
 
 
-def _pipeline_json(tok) -> dict:
+def _pipeline_json(data: TokenizerData) -> dict:
     """A loaded tokenizer.json written back: the same pipeline, model vocab and merges."""
-    p = tok.pipeline
-    vocab = {to_text(b): i for i, b in tok._vocab.items()}
+    p = data.pipeline
+    vocab = {to_text(b): i for i, b in data.vocab.items()}
     vocab.update(dict(p.model_vocab_extra))
     return {
         "version": "1.0",
@@ -195,28 +197,30 @@ def _pipeline_json(tok) -> dict:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": p.ignore_merges or bool(getattr(tok, "_rank_mode", False)),
+            "ignore_merges": p.ignore_merges or data.rank_table,
             "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
-            "merges": [[to_text(a), to_text(b)] for a, b in tok.merges],
+            "merges": [[to_text(a), to_text(b)] for a, b in data.merges],
         },
     }
 
 
-def to_json(tok) -> dict:
-    """The tokenizer.json document for ``tok`` (see docs/formats.md for each rule)."""
-    if getattr(tok, "pipeline", None) is not None:
-        return _pipeline_json(tok)
-    specials = tok.special_tokens
+def to_json(data) -> dict:
+    """The tokenizer.json document for ``data`` (a ``TokenizerData``, or a Tokenizer; see
+    docs/formats.md for each rule)."""
+    data = tokenizer_data.of(data)
+    if data.pipeline is not None:
+        return _pipeline_json(data)
+    specials = dict(data.special_tokens)
     special_ids = set(specials.values())
+    all_ids = data.with_specials()
     vocab: dict[str, int] = {}
-    for i in sorted(tok.vocab):
+    for i in sorted(all_ids):
         if i not in special_ids:
-            vocab[to_text(tok.vocab[i])] = i
+            vocab[to_text(all_ids[i])] = i
     for token, i in specials.items():
         vocab.setdefault(token, i)
     # A rank table (a .tiktoken vocabulary) encodes a pre-token that is itself a token as
     # that token; HF's `ignore_merges` is the same shortcut.
-    rank_mode = getattr(tok, "_rank_mode", False)
     return {
         "version": "1.0",
         "truncation": None,
@@ -239,7 +243,7 @@ def to_json(tok) -> dict:
             "pretokenizers": [
                 {
                     "type": "Split",
-                    "pattern": {"Regex": hf_regex(tok.pattern)},
+                    "pattern": {"Regex": hf_regex(data.pattern)},
                     "behavior": "Isolated",
                     "invert": False,
                 },
@@ -256,24 +260,24 @@ def to_json(tok) -> dict:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": bool(rank_mode),
+            "ignore_merges": data.rank_table,
             "vocab": vocab,
-            "merges": [[to_text(a), to_text(b)] for a, b in tok.merges],
+            "merges": [[to_text(a), to_text(b)] for a, b in data.merges],
         },
     }
 
 
-def write(tok, path: str | os.PathLike) -> None:
-    """Writes ``tok`` as tokenizer.json, atomically."""
-    text = json.dumps(to_json(tok), ensure_ascii=False, indent=2)
+def write(data, path: str | os.PathLike) -> None:
+    """Writes ``data`` (a ``TokenizerData``, or a Tokenizer) as tokenizer.json, atomically."""
+    text = json.dumps(to_json(data), ensure_ascii=False, indent=2)
     write_files({path: (text + "\n").encode("utf-8")})
 
 
 # -- reading ------------------------------------------------------------------------------
 
 
-def read(path: str | os.PathLike):
-    """Loads a byte-level BPE tokenizer.json as a Tokenizer, or raises FormatError."""
+def read(path: str | os.PathLike) -> TokenizerData:
+    """Reads a byte-level BPE tokenizer.json, or raises FormatError."""
     return from_json(read_json(path, "a tokenizer.json"), os.fspath(path))
 
 
@@ -652,10 +656,8 @@ def _added_tokens(doc: Mapping, name: str, model_vocab: Mapping[str, int]) -> li
     return out
 
 
-def from_json(doc, name: str = "tokenizer.json"):
-    """A Tokenizer from a parsed tokenizer.json; ``name`` is used in error messages."""
-    from bytepair.tokenizer import Tokenizer
-
+def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
+    """The data of a parsed tokenizer.json; ``name`` is used in error messages."""
     if not isinstance(doc, dict):
         raise FormatError(f"{name}: expected a JSON object, got {type(doc).__name__}")
     model = _get(doc, "model", name, dict)
@@ -669,13 +671,7 @@ def from_json(doc, name: str = "tokenizer.json"):
     decoders, dec_seq = _decoders(doc.get("decoder"), f"{name}: decoder")
 
     raw_vocab = _get(model, "vocab", mwhere, dict)
-    ids_seen: set[int] = set()
-    for text, i in raw_vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise FormatError(f"{mwhere}.vocab: key {text!r} has id {i!r}; expected an int >= 0")
-        if i in ids_seen:
-            raise FormatError(f"{mwhere}.vocab: key {text!r} reuses id {i}; ids must be unique")
-        ids_seen.add(i)
+    check_json_ids(raw_vocab, f"{mwhere}.vocab")
     added = _added_tokens(doc, name, raw_vocab)
     added_by_id = {t.id: t for t in added}
     vocab: dict[int, bytes] = {}
@@ -731,9 +727,13 @@ def from_json(doc, name: str = "tokenizer.json"):
     except PatternError as e:
         raise FormatError(f"{where}: {e}") from None
     specials = {t.content: t.id for t in added if t.special}
-    try:
-        return Tokenizer(vocab, merges, special_tokens=specials, pattern=pattern, pipeline=pipeline)
-    except (VocabError, SpecialTokenError) as e:
-        raise FormatError(f"{mwhere}: {e}") from None
-    except PatternError as e:  # valid for Python's regex, refused by the core's engine
-        raise FormatError(f"{where}: {e}") from None
+    # A pattern valid for Python's regex may still be refused by the core's engine.
+    data = TokenizerData(
+        vocab,
+        merges,
+        specials,
+        pattern,
+        pipeline,
+        error_names=((VocabError, mwhere), (SpecialTokenError, mwhere), (PatternError, where)),
+    )
+    return tokenizer_data.checked(data)

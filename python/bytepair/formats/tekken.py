@@ -9,7 +9,7 @@ fillers; older files without the list get its 20 built-in ones), cuts the rank t
 number of control tokens. Its ``encode`` never matches control-token text: bytepair's
 ``encode(text, disallowed_special=())`` is ``Tekkenizer.encode(text, bos=False, eos=False)``.
 
-This module returns plain data (``read_data``); ``formats.load`` builds the Tokenizer.
+This module returns plain data (``read_data``); ``formats.load`` wraps it as ``TokenizerData``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import os
 from collections.abc import Mapping
 
 from bytepair.errors import FormatError
+from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
 
 #: mistral-common's control tokens for files without a ``special_tokens`` list (<= v7).
@@ -134,27 +135,30 @@ def read_data(doc: Mapping, name: str):
     return vocab, specials, pattern
 
 
-def write(tok, path: str | os.PathLike, version: str = "v7") -> None:
-    """Writes ``tok`` as a Tekken file: its special tokens must hold ids 0..n-1 and its
-    vocab the ids after them, as a rank table (mistral-common's layout)."""
-    specials = sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+def write(data, path: str | os.PathLike, version: str = "v7") -> None:
+    """Writes ``data`` (a ``TokenizerData``, or a Tokenizer) as a Tekken file: its special
+    tokens must hold ids 0..n-1 and its vocab the ids after them, as a rank table
+    (mistral-common's layout)."""
+    data = tokenizer_data.of(data)
+    vocab = data.with_specials()
+    specials = sorted(data.special_tokens.items(), key=lambda kv: kv[1])
     n = len(specials)
     if [i for _, i in specials] != list(range(n)):
         raise FormatError(
             f"{os.fspath(path)}: Tekken puts the control tokens at ids 0..{n - 1}; this "
             "tokenizer's special tokens have other ids"
         )
-    if tok.merges and not getattr(tok, "_rank_mode", False):
+    if data.merges and not data.rank_table:
         raise FormatError(
             f"{os.fspath(path)}: Tekken holds a rank table; this tokenizer encodes by its merge "
             "list (save it as huggingface instead)"
         )
-    regular = sorted(i for i in tok.vocab if i >= n)
+    regular = sorted(i for i in vocab if i >= n)
     if regular != list(range(n, n + len(regular))):
         raise FormatError(f"{os.fspath(path)}: Tekken needs dense ids after the control tokens")
     doc = {
         "config": {
-            "pattern": tok.pattern,
+            "pattern": data.pattern,
             "num_vocab_tokens": len(regular),
             "default_vocab_size": n + len(regular),
             "default_num_special_tokens": n,
@@ -163,8 +167,8 @@ def write(tok, path: str | os.PathLike, version: str = "v7") -> None:
         "vocab": [
             {
                 "rank": i - n,
-                "token_bytes": base64.b64encode(tok.vocab[i]).decode("ascii"),
-                "token_str": tok.vocab[i].decode("utf-8", errors="replace"),
+                "token_bytes": base64.b64encode(vocab[i]).decode("ascii"),
+                "token_str": vocab[i].decode("utf-8", errors="replace"),
             }
             for i in regular
         ],

@@ -18,9 +18,12 @@ import hashlib
 import os
 from collections.abc import Mapping, Sequence
 
-from bytepair import patterns
+from bytepair import _core, patterns
 from bytepair.errors import FormatError, SpecialTokenError, VocabError
+from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
+from bytepair.formats.tokenizer_data import TokenizerData
+from bytepair.vocab import checked_vocab
 
 #: Published rank files bytepair recognises by sha256: (name, pattern, special tokens).
 #: The hashes are the ones tiktoken pins for its downloads; specials as tiktoken defines.
@@ -133,14 +136,12 @@ def read(
     path: str | os.PathLike,
     special_tokens: Sequence[str] | Mapping[str, int] | None = None,
     pattern: str | None = None,
-):
-    """A rank-table Tokenizer from a ``.tiktoken`` file (Llama 3's ``tokenizer.model`` too).
+) -> TokenizerData:
+    """The rank table of a ``.tiktoken`` file (Llama 3's ``tokenizer.model`` too).
 
     ``special_tokens`` and ``pattern`` are not in the file: give them, or get tiktoken's
     for its published files, else none and ``gpt2``.
     """
-    from bytepair.tokenizer import Tokenizer
-
     name = os.fspath(path)
     with open(path, "rb") as f:
         raw = f.read()
@@ -157,44 +158,44 @@ def read(
             f"rank {max(ranks.values())}); expected ranks 0..n-1, with gaps only where "
             f"special_tokens={{...: {missing}}} puts a special token"
         )
-    try:
-        return Tokenizer(
-            {i: b for b, i in ranks.items()},
-            None,
-            special_tokens=special_tokens or (),
-            pattern=pattern or "gpt2",
-        )
-    except (VocabError, SpecialTokenError) as e:
-        raise FormatError(f"{name}: {e}") from None
+    data = TokenizerData(
+        {i: b for b, i in ranks.items()},
+        None,
+        special_tokens or (),
+        pattern or "gpt2",
+        error_names=((VocabError, name), (SpecialTokenError, name)),
+    )
+    return tokenizer_data.checked(data)
 
 
-def ranks_of(tok) -> dict[bytes, int]:
-    """The rank table tiktoken would need to encode exactly as ``tok``, or VocabError.
+def ranks_of(data) -> dict[bytes, int]:
+    """The rank table tiktoken would need to encode exactly as ``data`` (a ``TokenizerData``,
+    or a Tokenizer), or VocabError.
 
     The ranks are the ids of the non-special tokens. tiktoken merges the adjacent pair whose
     result has the lowest rank; that is bytepair's merge order only when the merges are the
     ones the ranks imply. A vocab where a merge reused an existing token's id (DESIGN
     training rule 6) fails that test and is refused rather than mis-encoded.
     """
-    from bytepair.tokenizer import Tokenizer
-
-    special_ids = set(tok.special_tokens.values())
-    regular = {i: b for i, b in tok.vocab.items() if i not in special_ids}
+    data = tokenizer_data.of(data)
+    special_ids = set(data.special_tokens.values())
+    regular = {i: b for i, b in data.with_specials().items() if i not in special_ids}
     missing = first_gap(set(regular), special_ids)
     if missing is not None:
         raise VocabError(
             f"the non-special token ids are not 0..{max(regular)} (id {missing} is neither a "
             "token nor a special token); a tiktoken rank table needs contiguous ranks"
         )
-    if getattr(tok, "_rank_mode", False):  # already a rank table: exact by construction
+    if data.rank_table:  # already a rank table: exact by construction
         return {b: i for i, b in regular.items()}
-    implied = Tokenizer(regular, None, pattern=tok.pattern).merges
-    if implied != tok.merges:
+    merges = list(data.merges)
+    implied = merges_from_ranks(regular, data.pattern)
+    if implied != merges:
         n = next(
-            (k for k, (a, b) in enumerate(zip(implied, tok.merges, strict=False)) if a != b),
-            min(len(implied), len(tok.merges)),
+            (k for k, (a, b) in enumerate(zip(implied, merges, strict=False)) if a != b),
+            min(len(implied), len(merges)),
         )
-        theirs = tok.merges[n] if n < len(tok.merges) else None
+        theirs = merges[n] if n < len(merges) else None
         raise VocabError(
             f"tiktoken cannot encode this tokenizer exactly: its merge {n} is {theirs!r}, but "
             f"its ids imply {implied[n] if n < len(implied) else None!r} (a merge that reuses "
@@ -202,6 +203,17 @@ def ranks_of(tok) -> dict[bytes, int]:
             "which keep the merges"
         )
     return {b: i for i, b in regular.items()}
+
+
+def merges_from_ranks(vocab: Mapping[int, bytes], pattern: str) -> list[tuple[bytes, bytes]]:
+    """The merges a rank table implies, derived by the core (the rule of
+    ``Tokenizer.merges`` for a rank table); VocabError for a vocab no encoder takes.
+
+    >>> merges_from_ranks({i: bytes([i]) for i in range(256)} | {256: b"ab"}, "gpt2")
+    [(b'a', b'b')]
+    """
+    encoder = _core.Encoder(checked_vocab(vocab), None, [], patterns.resolve(pattern))
+    return [tuple(m) for m in encoder.merges()]
 
 
 def render(ranks: Mapping[bytes, int]) -> bytes:
@@ -212,10 +224,11 @@ def render(ranks: Mapping[bytes, int]) -> bytes:
     return ("\n".join(lines) + "\n").encode("ascii")
 
 
-def write(tok, path: str | os.PathLike) -> None:
-    """Writes the rank table atomically. Special tokens and the pattern are not written
-    (the format has no place for them): pass them to ``read`` or ``tiktoken.Encoding``."""
-    write_files({path: render(ranks_of(tok))})
+def write(data, path: str | os.PathLike) -> None:
+    """Writes the rank table of ``data`` (a ``TokenizerData``, or a Tokenizer) atomically.
+    Special tokens and the pattern are not written (the format has no place for them): pass
+    them to ``read`` or ``tiktoken.Encoding``."""
+    write_files({path: render(ranks_of(data))})
 
 
 #: The encoding names ``Tokenizer.load`` (and the CLI's ``-t``) resolve through
@@ -223,8 +236,8 @@ def write(tok, path: str | os.PathLike) -> None:
 NAMES = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
 
 
-def from_name(name: str):
-    """The Tokenizer of a tiktoken encoding name (``o200k_base``): tiktoken's ranks,
+def from_name(name: str) -> TokenizerData:
+    """The data of a tiktoken encoding name (``o200k_base``): tiktoken's ranks,
     special tokens and pattern, downloaded by tiktoken (or read from its cache)."""
     tiktoken = _import_tiktoken()
     try:
@@ -244,25 +257,23 @@ def _import_tiktoken():
     return tiktoken
 
 
-def from_encoding(enc):
-    """A Tokenizer with exactly the ranks, special tokens and pattern of a tiktoken.Encoding."""
-    from bytepair.tokenizer import Tokenizer
-
+def from_encoding(enc) -> TokenizerData:
+    """Exactly the ranks, special tokens and pattern of a tiktoken.Encoding."""
     pattern = patterns.name_of(enc._pat_str) or enc._pat_str
-    return Tokenizer(
-        {i: b for b, i in enc._mergeable_ranks.items()},
-        None,
-        special_tokens=dict(enc._special_tokens),
-        pattern=pattern,
+    data = TokenizerData(
+        {i: b for b, i in enc._mergeable_ranks.items()}, None, dict(enc._special_tokens), pattern
     )
+    return tokenizer_data.checked(data)
 
 
-def to_encoding(tok, name: str = "bytepair"):
-    """A ``tiktoken.Encoding`` that encodes exactly as ``tok`` (VocabError if impossible)."""
+def to_encoding(data, name: str = "bytepair"):
+    """A ``tiktoken.Encoding`` that encodes exactly as ``data`` (a ``TokenizerData``, or a
+    Tokenizer); VocabError if impossible."""
     tiktoken = _import_tiktoken()
+    data = tokenizer_data.of(data)
     return tiktoken.Encoding(
         name,
-        pat_str=tok.pattern,
-        mergeable_ranks=ranks_of(tok),
-        special_tokens=tok.special_tokens,
+        pat_str=patterns.resolve(data.pattern),
+        mergeable_ranks=ranks_of(data),
+        special_tokens=dict(data.special_tokens),
     )

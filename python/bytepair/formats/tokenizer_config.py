@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 
 from bytepair.errors import FormatError
+from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
 from bytepair.formats.jsonfile import read_json
 
@@ -186,11 +187,13 @@ def write_beside(config: TokenizerConfig, tokenizer_json: str) -> str | None:
     return config_path
 
 
-def to_save(tok) -> TokenizerConfig:
-    """The config ``save`` writes for ``tok``: its own, with the chat template it renders
-    with (the built-in ChatML when it has ChatML's special tokens and no template)."""
+def to_save(data) -> TokenizerConfig:
+    """The config ``save`` writes for ``data`` (a ``TokenizerData``, or a Tokenizer): its
+    own, with the chat template it renders with (the built-in ChatML when it has ChatML's
+    special tokens and no template)."""
     from bytepair import chat_template
 
-    config = tok.config
-    template = chat_template.template_of(config.chat_template, tok.special_tokens)
+    data = tokenizer_data.of(data)
+    config = effective(data.config, dict(data.special_tokens or {}))
+    template = chat_template.template_of(config.chat_template, data.special_tokens)
     return dataclasses.replace(config, chat_template=template)

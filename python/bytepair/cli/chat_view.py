@@ -5,7 +5,7 @@ line per message, its role, its tokens, and which of them the assistant mask tra
 >>> vocab = {i: bytes([i]) for i in range(256)}
 >>> tok = bytepair.Tokenizer(vocab, [], ["<|im_start|>", "<|im_end|>"])
 >>> print(chat_view(tok, [{"role": "assistant", "content": "Hi"}], colour=False))
-assistant  <|im_start|>|a|s|s|i|s|t|a|n|t|\\n|H|i|<|im_end|>|\\n
+assistant  <\\|im_start\\|>|a|s|s|i|s|t|a|n|t|\\n|H|i|<\\|im_end\\|>|\\n
            mask: 0 0 0 0 0 0 0 0 0 0 0 1 1 1 0
 15 tokens, 3 in the assistant mask
 """
@@ -16,7 +16,8 @@ import bisect
 import itertools
 from collections.abc import Mapping, Sequence
 
-from bytepair import chat_template, show
+from bytepair import chat_template
+from bytepair.cli import show
 
 _DIM = "\x1b[2m"  # faint: the tokens the mask leaves out
 _RESET = "\x1b[0m"

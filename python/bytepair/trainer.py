@@ -20,22 +20,22 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
-from bytepair import _core, corpus_check, extend, patterns, sample
+from bytepair import _core, corpus_check, extend, patterns, sample, special
 from bytepair import compat as compat_mode
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.progress import Bar, wanted
-from bytepair.reference import build_vocab, checked_special_tokens
 from bytepair.shards import Shard
 from bytepair.tokenizer import Tokenizer
 from bytepair.training_report import TrainingReport, peak_memory_mb
+from bytepair.vocab import build_vocab
 
 logger = logging.getLogger("bytepair")
 
 Merge = tuple[bytes, bytes]
 
-#: Texts from an iterable are handed to the core in batches of about this many characters:
-#: big enough to keep every core busy, small enough to bound the memory a batch holds.
-TEXT_BATCH_CHARS = 16 << 20
+#: Texts from an iterable are handed to the core in chunks of about this many characters:
+#: big enough to keep every core busy, small enough to bound the memory a chunk holds.
+TEXT_CHUNK_CHARS = 16 << 20
 
 #: A sampled document of a file this long or longer is counted in place (memory-mapped),
 #: so that a long document is never copied into memory whole.
@@ -86,7 +86,7 @@ def train(
     [(b'l', b'o'), (b'lo', b'w')]
     """
     start = time.perf_counter()
-    special_tokens = checked_special_tokens(special_tokens)
+    special_tokens = special.checked_names(special_tokens)
     compat = compat_mode.checked(compat, max_token_length)
     if base is not None:
         base = extend.checked_base(base, pattern)
@@ -185,7 +185,7 @@ def train_bpe(
     """
     if not isinstance(input_path, (str, os.PathLike)):
         raise CorpusError(f"input_path must be a path, got {type(input_path).__name__}")
-    special_tokens = checked_special_tokens(special_tokens)
+    special_tokens = special.checked_names(special_tokens)
     merges, _ = _learn(
         [_checked_path(input_path)],
         vocab_size,
@@ -256,8 +256,8 @@ def _learn(
     if texts is not None:
         with Bar("counting", total=text_total, unit="B", enabled=show) as bar:
             done = 0
-            for batch, size in _batches(texts):
-                counter.count_texts(counts, batch)
+            for chunk, size in _chunks(texts):
+                counter.count_texts(counts, chunk)
                 done += size
                 bar.update(done)
     merges = _merges_from_counts(
@@ -325,7 +325,7 @@ def _merges_from_counts(
             start = (list(compat_mode.huggingface_start(special_tokens).items()), [])
     rules = compat_mode.core_rules(compat, max_token_length)
     with Bar("merging", total=wanted_new, unit="merges", enabled=show) as bar:
-        # consume: the merge loop builds its own word table; freeing the counts' copy
+        # consume: the merge loop builds its own pre-token table; freeing the counts' copy
         # keeps the peak down on big corpora.
         merges = _core.train_merges(
             counts, wanted_new, min_frequency, progress=bar, consume=True, base=start, **rules
@@ -472,21 +472,21 @@ def _texts(items: Iterable) -> Iterator[str | bytes]:
         yield x
 
 
-def _batches(texts: Iterable[str | bytes]) -> Iterator[tuple[list[str | bytes], int]]:
-    batch: list[str | bytes] = []
+def _chunks(texts: Iterable[str | bytes]) -> Iterator[tuple[list[str | bytes], int]]:
+    chunk: list[str | bytes] = []
     size = 0
     for t in texts:
-        batch.append(t)
+        chunk.append(t)
         size += len(t)
-        if size >= TEXT_BATCH_CHARS:
-            yield batch, size
-            batch, size = [], 0
-    if batch:
-        yield batch, size
+        if size >= TEXT_CHUNK_CHARS:
+            yield chunk, size
+            chunk, size = [], 0
+    if chunk:
+        yield chunk, size
 
 
 # ---------------------------------------------------------------------------------------
-# engine="ray" (owner: ray): count on a cluster (bytepair.distributed), merge loop here.
+# engine="ray": count on a cluster (bytepair.distributed), merge loop here.
 # ---------------------------------------------------------------------------------------
 
 

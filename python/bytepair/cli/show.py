@@ -16,6 +16,8 @@ from __future__ import annotations
 import html
 from collections.abc import Collection, Sequence
 
+from bytepair.token_text import is_text, label
+
 # Background colours that alternate token by token; two would do, four make runs of
 # short tokens (digits, punctuation) easier to tell apart. 256-colour codes, dark text.
 _TERM_BACKGROUNDS = (153, 223, 194, 218)
@@ -35,20 +37,6 @@ _SANS = f'system-ui, "Segoe UI", Roboto, "Helvetica Neue", Arial, {_CJK}, sans-s
 # Whitespace that would vanish or move the cursor gets a visible stand-in; the newline is
 # kept after its symbol so the layout of the text survives.
 _VISIBLE = {"\n": "\\n\n", "\t": "\\t", "\r": "\\r"}
-
-
-def is_text(token: bytes) -> bool:
-    """Whether the token is valid UTF-8 on its own (not a piece of a character)."""
-    try:
-        token.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def label(token: bytes) -> str:
-    """The token as text, or its bytes in hex when they are not valid UTF-8 on their own."""
-    return token.decode("utf-8") if is_text(token) else "<" + token.hex(" ") + ">"
 
 
 def _visible(text: str) -> str:

@@ -1,8 +1,8 @@
 """``make demo``: train a tokenizer on a corpus every Python install has, and show it off.
 
-    python -m bytepair.demo                  # the standard library's own .py files
-    python -m bytepair.demo a.txt b.txt      # your files instead
-    python -m bytepair.demo --vocab-size 4000 --max-bytes 4000000
+    python -m bytepair.cli.demo                  # the standard library's own .py files
+    python -m bytepair.cli.demo a.txt b.txt      # your files instead
+    python -m bytepair.cli.demo --vocab-size 4000 --max-bytes 4000000
 
 The files are joined with ``<|endoftext|>`` between them (one document each), the end of
 the corpus is held out of training, and the tokenizer is saved to
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import bytepair
-from bytepair import holdout, report, show
+from bytepair.cli import holdout, report, show
 
 SPECIAL = "<|endoftext|>"
 #: Shown token by token when the corpus is the standard library.
@@ -70,7 +70,7 @@ def sample_line(held_out: bytes) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m bytepair.demo",
+        prog="python -m bytepair.cli.demo",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

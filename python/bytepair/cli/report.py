@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from bytepair import patterns, show, unicode_scripts
+from bytepair import patterns
+from bytepair.cli import unicode_scripts
+from bytepair.token_text import token_repr
 from bytepair.tokenizer import Tokenizer
 
 
@@ -43,18 +45,6 @@ def bytes_per_token(tok: Tokenizer, data: bytes) -> float:
     if not data:
         return 0.0
     return len(data) / max(1, len(tok.encode_bytes(data, allowed_special="all")))
-
-
-def token_repr(token: bytes, width: int = 40) -> str:
-    """A token for a report line: quoted text with escapes, or hex for a piece of a
-    character; past ``width`` characters it is cut, and the cut marked with an ellipsis
-    outside the quotes (o200k has a token of 128 spaces).
-
-    >>> token_repr(b" the"), token_repr(b"\\xe4"), token_repr(b"-" * 50, width=10)
-    ("' the'", '<e4>', "'-------'…")
-    """
-    text = repr(show.label(token)) if show.is_text(token) else show.label(token)
-    return text if len(text) <= width else text[: width - 2] + text[-1] + "…"
 
 
 def bar(count: int, largest: int, width: int = 40) -> str:

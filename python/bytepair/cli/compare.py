@@ -1,0 +1,234 @@
+"""Tokenizers side by side: bytes/token on each corpus and shared vocabulary, as tables and
+a bar chart, with ``--audit`` a Zipf plot: the ``bytepair compare`` command.
+
+>>> import bytepair
+>>> base = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+>>> print(bytes_per_token_table(measure({"bytes": base}, {"en": b"hello"})))
+corpus  bytes
+en       1.00
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bytepair import audit, metrics
+from bytepair.cli import arguments, zipf
+from bytepair.cli.io import UsageError, check_output, info, load_tokenizer
+from bytepair.cli.report import bytes_per_token, regular_tokens
+from bytepair.corpus_files import open_corpus
+from bytepair.errors import BytepairError
+from bytepair.text_table import grid
+from bytepair.tokenizer import Tokenizer
+
+
+def read_corpus(path: str | os.PathLike, max_bytes: int | None) -> bytes:
+    """The first ``max_bytes`` of a corpus (``.xz``, ``.gz``, ``.bz2`` are decompressed),
+    cut back to a whole line so that the last word is not cut in two."""
+    with open_corpus(path) as f:
+        data = f.read() if max_bytes is None else f.read(max_bytes)
+    if max_bytes is not None and len(data) == max_bytes:
+        cut = data.rfind(b"\n")
+        if cut > 0:
+            data = data[: cut + 1]
+    return data
+
+
+def measure(
+    tokenizers: Mapping[str, Tokenizer], corpora: Mapping[str, bytes]
+) -> dict[str, dict[str, float]]:
+    """corpus name -> tokenizer name -> bytes/token."""
+    return {
+        c: {t: bytes_per_token(tok, data) for t, tok in tokenizers.items()}
+        for c, data in corpora.items()
+    }
+
+
+def bytes_per_token_table(table: Mapping[str, Mapping[str, float]]) -> str:
+    """:func:`measure`'s result as text: one row per corpus, one column per tokenizer."""
+    columns = list(next(iter(table.values()))) if table else []
+    return grid("corpus", list(table), columns, lambda r, c: f"{table[r][c]:.2f}")
+
+
+def overlap_table(tokenizers: Mapping[str, Tokenizer]) -> str:
+    """Shared regular tokens (by bytes) between each pair, and that as a percentage of the
+    row tokenizer's vocabulary.
+
+    >>> import bytepair
+    >>> a = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    >>> b = bytepair.Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+    >>> print(overlap_table({"a": a, "b": b}))
+    shared           a           b
+    a       256 100.0%  256 100.0%
+    b       256  99.6%  257 100.0%
+    """
+    sets = {name: set(regular_tokens(tok).values()) for name, tok in tokenizers.items()}
+    names = list(tokenizers)
+
+    def cell(r: str, c: str) -> str:
+        shared = len(sets[r] & sets[c])
+        return f"{shared:,} {100 * shared / max(1, len(sets[r])):5.1f}%"
+
+    return grid("shared", names, names, cell)
+
+
+def check_plotting() -> None:
+    """Raises a clear error when matplotlib (the ``plot`` extra) is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise BytepairError(
+            "--plot needs matplotlib, which is not installed: pip install 'bytepair[plot]'"
+        ) from None
+
+
+def plot(
+    table: Mapping[str, Mapping[str, float]],
+    path: str | os.PathLike,
+    panel: Callable[[Any], None] | None = None,
+) -> None:
+    """A grouped bar chart of bytes/token (one group per corpus, one bar per tokenizer);
+    ``panel`` draws a second plot beside it on the axes it is given (``--audit``'s Zipf
+    plot, ``bytepair.zipf.panel``)."""
+    check_plotting()
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display needed: we only write a file
+    import matplotlib.pyplot as plt
+
+    corpora = list(table)
+    names = list(next(iter(table.values()))) if table else []
+    width = 0.8 / max(1, len(names))
+    width_in = max(6, 1.5 * len(corpora) * max(1, len(names)) ** 0.5)
+    if panel is None:
+        fig, ax = plt.subplots(figsize=(width_in, 4))
+    else:
+        fig, (ax, right) = plt.subplots(1, 2, figsize=(width_in + 6, 4.5))
+        panel(right)
+    for k, name in enumerate(names):
+        xs = [c + (k - (len(names) - 1) / 2) * width for c in range(len(corpora))]
+        ax.bar(xs, [table[c][name] for c in corpora], width, label=name)
+    ax.set_xticks(range(len(corpora)), corpora)
+    ax.set_ylabel("bytes per token (higher = better compression)")
+    ax.set_title("bytepair compare")
+    ax.legend()
+    fig.tight_layout()
+    tmp = f"{os.fspath(path)}.tmp{os.getpid()}.png"
+    try:
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, path)  # atomic: a crash never leaves half a picture
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def add_parsers(sub, parents: arguments.Parents) -> None:
+    """Registers ``compare``."""
+    p = sub.add_parser(
+        "compare",
+        parents=[parents.common],
+        help="bytes/token per tokenizer per corpus, and vocabulary overlap",
+    )
+    p.add_argument("tokenizers", nargs="*", metavar="TOKENIZER")
+    p.add_argument("-t", "--tokenizer", help="one more tokenizer")
+    p.add_argument(
+        "--corpus",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="text files (.xz, .gz, .bz2 are decompressed)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=1_000_000,
+        help="read at most this much of each corpus (default 1 MB; 0: all)",
+    )
+    p.add_argument(
+        "--reference",
+        metavar="FILE",
+        help="a corpus that says what the others say (translations): adds a parity table "
+        "of token counts relative to it; the corpora are then read whole",
+    )
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="count unreachable, undecodable and unused tokens; with --plot, add a Zipf plot",
+    )
+    p.add_argument("--plot", metavar="OUT.png", help="draw a bar chart (needs matplotlib)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    names = args.tokenizers + ([args.tokenizer] if args.tokenizer else [])
+    if not names:
+        raise UsageError("compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F")
+    if args.plot:
+        check_plotting()  # before the slow part, not after it
+        check_output(args.plot)
+    tokenizers: dict[str, Tokenizer] = {}
+    for spec in names:
+        info(args, f"loading {spec}")
+        tokenizers[_short_name(spec, tokenizers)] = load_tokenizer(spec)
+    # Parity compares translations: cut at --max-bytes they would stop at different places.
+    limit = None if args.max_bytes <= 0 or args.reference else args.max_bytes
+    paths = list(args.corpus)
+    if args.reference is not None:
+        same = [p for p in paths if os.path.realpath(p) == os.path.realpath(args.reference)]
+        if same:
+            args.reference = same[0]
+        else:
+            paths.insert(0, args.reference)
+    corpora = {}
+    reference = None
+    for path in paths:
+        if not os.path.isfile(path):
+            raise UsageError(f"corpus {path!r} does not exist or is not a file")
+        name = _short_name(path, corpora)
+        corpora[name] = read_corpus(path, limit)
+        if path == args.reference:
+            reference = name
+    info(args, "encoding " + ", ".join(f"{k} ({len(v):,} bytes)" for k, v in corpora.items()))
+    results = metrics.compare(tokenizers, corpora)
+    table = {c: {t: m.bytes_per_token for t, m in row.items()} for c, row in results.items()}
+    print("bytes per token (higher = fewer tokens for the same text):")
+    print(bytes_per_token_table(table))
+    print()
+    print("vocabulary overlap (shared regular tokens, % of the row's vocabulary):")
+    print(overlap_table(tokenizers))
+    print()
+    print(
+        "metrics (tokens/word: fertility; Rényi efficiency of order 2.5; share of the "
+        "vocabulary used; see docs/metrics.md):"
+    )
+    print(metrics.table(results))
+    if reference is not None:
+        print()
+        print(f"parity (token count over {reference}'s, which must say the same thing):")
+        print(metrics.parity_table(results, reference))
+    panel = None
+    if args.audit:
+        counts = {
+            t: dict(sum((Counter(row[t].counts) for row in results.values()), Counter()))
+            for t in tokenizers
+        }
+        print()
+        print("audit (unused: regular tokens that none of the corpora above uses):")
+        print(audit.summary_table(tokenizers, counts))
+        never = {t: len(audit.unused(tok, counts[t])) for t, tok in tokenizers.items()}
+        panel = zipf.panel(counts, never)
+    if args.plot:
+        plot(table, args.plot, panel)
+        info(args, f"wrote {args.plot}")
+    return 0
+
+
+def _short_name(spec: str, taken) -> str:
+    """A file's name for a table column, or the whole path when that name is taken."""
+    name = Path(spec).name if os.path.exists(spec) else spec
+    return spec if name in taken else name

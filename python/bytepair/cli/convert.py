@@ -1,0 +1,48 @@
+"""``bytepair convert``: a tokenizer file from one format to another."""
+
+from __future__ import annotations
+
+import os
+
+from bytepair import conversion
+from bytepair.cli import arguments
+from bytepair.cli.io import UsageError, check_output, format_for, info
+
+
+def add_parsers(sub, parents: arguments.Parents) -> None:
+    """Registers ``convert``."""
+    p = sub.add_parser(
+        "convert", parents=[parents.common], help="convert between tokenizer formats"
+    )
+    p.add_argument("input", metavar="IN")
+    p.add_argument("output", metavar="OUT")
+    p.add_argument(
+        "--to",
+        choices=["huggingface", "tiktoken", "gpt2"],
+        help="output format (default: from OUT's name)",
+    )
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="T",
+        help="special tokens of an input that does not store them (.tiktoken, GPT-2)",
+    )
+    p.add_argument("--pattern", help="pattern of an input that does not store it")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    if not os.path.exists(args.input):
+        raise UsageError(f"tokenizer file {args.input!r} does not exist")
+    fmt = format_for(args.output, args.to)
+    check_output(args.output)
+    # Only for inputs that do not store them (.tiktoken, GPT-2 files): formats.load says so.
+    extra = {}
+    if args.special_token:
+        extra["special_tokens"] = args.special_token
+    if args.pattern:
+        extra["pattern"] = args.pattern
+    conversion.convert(args.input, args.output, to=fmt, **extra)
+    info(args, f"wrote {args.output} ({fmt})")
+    return 0

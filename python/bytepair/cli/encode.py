@@ -1,0 +1,107 @@
+"""``bytepair encode`` and ``bytepair decode``: text to ids (one line of space-separated
+ids, or a ``.npy`` array) and back, byte for byte.
+
+>>> parse_ids(b"1 2  3", "stdin")
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import sys
+
+from bytepair.cli import arguments
+from bytepair.cli.io import (
+    UsageError,
+    check_output,
+    info,
+    load_tokenizer,
+    read_input,
+    show_progress,
+    special_policy,
+    write_output,
+)
+from bytepair.errors import DisallowedSpecialError
+
+
+def add_parsers(sub, parents: arguments.Parents) -> None:
+    """Registers ``encode`` and ``decode``."""
+    p = sub.add_parser(
+        "encode",
+        parents=[parents.common, parents.tokenizer, parents.specials],
+        help="text to ids: one line of space-separated ids (or .npy)",
+    )
+    p.add_argument("input", nargs="?", help="input file (default: stdin)")
+    p.add_argument("-o", "--output", help="output file (default: stdout); .npy uses encode_file")
+    p.set_defaults(run=run_encode)
+
+    p = sub.add_parser(
+        "decode",
+        parents=[parents.common, parents.tokenizer],
+        help="ids (whitespace-separated, or a .npy file) to text",
+    )
+    p.add_argument("input", nargs="?", help="input file (default: stdin)")
+    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.set_defaults(run=run_decode)
+
+
+def run_encode(args) -> int:
+    check_output(args.output)
+    tok = load_tokenizer(args.tokenizer)
+    if args.output and args.output.endswith(".npy"):
+        if args.input in (None, "-"):
+            raise UsageError("encode -o FILE.npy needs an input file, not stdin")
+        tok.encode_file(args.input, args.output, progress=show_progress(args))
+        info(args, f"wrote {args.output}")
+        return 0
+    # Read, encode and write 1 MB at a time, so input of any size fits in memory: the stream
+    # keeps only the text after its last safe cut (docs/design.md).
+    stdin = args.input in (None, "-")
+    with contextlib.nullcontext(sys.stdin.buffer) if stdin else open(args.input, "rb") as src:
+        chunks = iter(lambda: src.read(1 << 20), b"")
+        ids = tok.encode_iterable(chunks, **special_policy(args))
+
+        def lines():
+            sep = b""
+            while part := list(itertools.islice(ids, 1 << 16)):
+                yield sep + " ".join(map(str, part)).encode("ascii")
+                sep = b" "
+            yield b"\n"
+
+        try:
+            write_output(args.output, lines())
+        except DisallowedSpecialError as e:
+            raise UsageError(
+                f"the input contains the special token {e.token!r}: pass --allow-special to "
+                f"encode it as a special token, or --special-as-text to encode it as text"
+            ) from None
+    return 0
+
+
+def parse_ids(data: bytes, source: str) -> list[int]:
+    ids = []
+    for n, word in enumerate(data.split()):
+        try:
+            ids.append(int(word))
+        except ValueError:
+            raise UsageError(
+                f"{source}: item {n + 1} is {word.decode('utf-8', 'replace')!r}, not a token id "
+                "(decode expects whitespace-separated integers, as encode writes them)"
+            ) from None
+    return ids
+
+
+def run_decode(args) -> int:
+    check_output(args.output)
+    tok = load_tokenizer(args.tokenizer)
+    if args.input and args.input.endswith(".npy"):
+        try:
+            import numpy
+        except ImportError:
+            raise UsageError("decoding a .npy file needs numpy: pip install numpy") from None
+        ids = numpy.load(args.input).tolist()
+    else:
+        ids = parse_ids(read_input(args.input), args.input or "stdin")
+    write_output(args.output, tok.decode_bytes(ids))
+    return 0

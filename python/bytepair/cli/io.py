@@ -1,0 +1,109 @@
+"""What every command reads and writes: the tokenizer a ``-t`` names, input from a file or
+stdin, output to a file (atomically) or stdout, and the terminal's colour and progress.
+
+>>> format_for("tok.tiktoken", None), format_for("tok.json", None)
+('tiktoken', 'huggingface')
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from bytepair.errors import TokenizerNotFoundError
+from bytepair.tokenizer import Tokenizer
+
+#: The exit status of a mistake the user can fix.
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A mistake on the command line; main() prints it as one line and exits with 2."""
+
+
+def load_tokenizer(spec: str) -> Tokenizer:
+    """A tokenizer from a file (any supported format) or a tiktoken encoding name."""
+    try:
+        return Tokenizer.load(spec)
+    except ImportError:
+        raise UsageError(
+            f"-t {spec}: loading tiktoken encodings needs tiktoken: pip install tiktoken"
+        ) from None
+    except TokenizerNotFoundError as e:
+        raise UsageError(str(e)) from None
+
+
+def format_for(path: str, given: str | None) -> str:
+    """The output format: as given, else from the name (``.tiktoken`` -> tiktoken, a
+    directory or a name ending in / -> gpt2, anything else -> huggingface)."""
+    if given:
+        return given
+    if path.endswith(".tiktoken"):
+        return "tiktoken"
+    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+        return "gpt2"
+    return "huggingface"
+
+
+def use_colour(stream, choice: str = "auto") -> bool:
+    """Colour when asked to, or (auto) on a terminal without NO_COLOR (https://no-color.org)."""
+    if choice != "auto":
+        return choice == "always"
+    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def show_progress(args) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def info(args, message: str) -> None:
+    """A status line on stderr, only on a terminal and without --quiet (like progress)."""
+    if show_progress(args):
+        print(message, file=sys.stderr)
+
+
+def read_input(path: str | None) -> bytes:
+    """The bytes of a file, or of stdin when the path is None or ``-``."""
+    if path in (None, "-"):
+        return sys.stdin.buffer.read()
+    return Path(path).read_bytes()
+
+
+def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
+    """Writes to stdout, or atomically to a file (temp file + rename). ``data`` may come in
+    parts, written as they come: to stdout, a failure midway leaves what came before it; to a
+    file, it leaves nothing."""
+    parts = [data] if isinstance(data, bytes) else data
+    if path in (None, "-"):
+        for part in parts:
+            sys.stdout.buffer.write(part)
+        sys.stdout.buffer.flush()
+        return
+    from bytepair.formats.atomic import write_parts
+
+    write_parts(path, parts)
+
+
+def check_output(path: str | None) -> None:
+    """Fails before the slow work, not after it, when an output's folder does not exist."""
+    if path in (None, "-"):
+        return
+    parent = Path(path.rstrip("/" + os.sep) or ".").resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {path}: the folder {parent} does not exist")
+
+
+def special_policy(args) -> dict:
+    """encode()'s keyword arguments for --allow-special / --special-as-text."""
+    if args.allow_special:
+        return {"allowed_special": "all"}
+    if args.special_as_text:
+        return {"disallowed_special": ()}
+    return {}
+
+
+def plural(n: int, word: str) -> str:
+    """``plural(2, "merge") == "2 merges"``."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")

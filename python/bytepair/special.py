@@ -1,0 +1,95 @@
+"""Special tokens on the Python side: the names' checks, the ids they take in a vocab, and
+tiktoken's allowed/disallowed policy. The core matches them in text (``special.rs``).
+
+>>> with_ids(["<s>"], {i: bytes([i]) for i in range(256)})
+{'<s>': 256}
+>>> policy(frozenset({"<s>", "</s>"}), {"<s>"}, "all")
+(frozenset({'<s>'}), frozenset({'</s>'}))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Literal
+
+from bytepair.errors import SpecialTokenError
+
+SpecialSet = Literal["all"] | Collection[str]
+
+
+def checked_names(special_tokens: Sequence[str]) -> list[str]:
+    """The special tokens as a list; raises SpecialTokenError for a bare string, or an
+    empty, non-string or repeated token.
+
+    >>> checked_names(("<s>", "</s>"))
+    ['<s>', '</s>']
+    """
+    if isinstance(special_tokens, str):
+        raise SpecialTokenError(
+            f"special_tokens must be a list of strings, got the string {special_tokens!r}; "
+            f"write [{special_tokens!r}]"
+        )
+    tokens = list(special_tokens)
+    seen: set[str] = set()
+    for token in tokens:
+        _check_name(token, seen)
+        seen.add(token)
+    return tokens
+
+
+def _check_name(token: object, seen: Collection[str]) -> None:
+    if not isinstance(token, str) or not token:
+        raise SpecialTokenError(f"special token {token!r} must be a non-empty string")
+    if token in seen:
+        raise SpecialTokenError(f"special token {token!r} is given twice; give it once")
+
+
+def with_ids(
+    special_tokens: Sequence[str] | Mapping[str, int] | None, vocab: Mapping[int, bytes]
+) -> dict[str, int]:
+    """Each special token's id: a dict's own (checked against ``vocab``), or for a list
+    the id its bytes already have in ``vocab``, else the next free id."""
+    if special_tokens is None:
+        return {}
+    if not isinstance(special_tokens, Mapping):
+        special_tokens = {token: None for token in checked_names(special_tokens)}
+    ranks = {b: i for i, b in vocab.items()}
+    out: dict[str, int] = {}
+    next_id = max(vocab) + 1
+    for token, i in special_tokens.items():
+        _check_name(token, out)
+        if i is None:
+            i = ranks.get(token.encode("utf-8"))
+            if i is None:
+                i, next_id = next_id, next_id + 1
+        elif isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise SpecialTokenError(f"special token {token!r} has id {i!r}; expected an int >= 0")
+        elif i in vocab and vocab[i] != token.encode("utf-8"):
+            raise SpecialTokenError(
+                f"special token {token!r} has id {i}, which the vocab gives to {vocab[i]!r}"
+            )
+        out[token] = i
+    return out
+
+
+def policy(
+    specials: frozenset[str], allowed_special: SpecialSet, disallowed_special: SpecialSet
+) -> tuple[frozenset[str], frozenset[str]]:
+    """tiktoken's policy as the (allowed, disallowed) sets: allowed tokens are encoded as
+    specials, disallowed ones raise, the rest are plain text. ``"all"`` on the allowed
+    side is every special token; on the disallowed side, every one not allowed (the
+    default, with nothing allowed)."""
+    if allowed_special == "all":
+        allowed = specials
+    else:
+        allowed = frozenset(allowed_special)
+        unknown = allowed - specials
+        if unknown:
+            raise SpecialTokenError(
+                f"allowed_special names {sorted(unknown)!r}, which are not special tokens of "
+                f"this tokenizer (it has {sorted(specials)!r})"
+            )
+    disallowed = (
+        specials - allowed if disallowed_special == "all" else frozenset(disallowed_special)
+    )
+    return allowed, disallowed

@@ -1,0 +1,115 @@
+"""The vocab's rules: the ids training gives, and the checks a given vocab and its merges
+pass before an encoder is built on them.
+
+>>> vocab = build_vocab([(b"a", b"b")], ["<s>"])
+>>> vocab[256], vocab[257]
+(b'ab', b'<s>')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from bytepair.errors import SpecialTokenError, VocabError
+
+Merge = tuple[bytes, bytes]
+
+
+def build_vocab(merges: Sequence[Merge], special_tokens: Sequence[str] = ()) -> dict[int, bytes]:
+    """Ids 0..255 are the bytes; each merge with new bytes takes the next id (a merge that
+    rebuilds existing bytes yields that token: DESIGN training rule 6); then the special
+    tokens, in order. A special token with the bytes of a regular token raises.
+
+    >>> vocab = build_vocab([(b"b", b"c"), (b"a", b"bc"), (b"ab", b"c")], ["<s>"])
+    >>> [vocab[i] for i in range(256, len(vocab))]
+    [b'bc', b'abc', b'<s>']
+    """
+    vocab = {i: bytes([i]) for i in range(256)}
+    known = set(vocab.values())
+    for left, right in merges:
+        token = left + right
+        if token not in known:
+            vocab[len(vocab)] = token
+            known.add(token)
+    for token in special_tokens:
+        encoded = token.encode("utf-8")
+        if encoded in known:
+            raise SpecialTokenError(
+                f"special token {token!r} has the same bytes as a regular token; bytes in "
+                f"the vocab must be unique, so pick a longer text such as '<|{token}|>'"
+            )
+        vocab[len(vocab)] = encoded
+        known.add(encoded)
+    return vocab
+
+
+def checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
+    """The vocab as a dict of int -> bytes, or VocabError: ids >= 0, bytes non-empty and
+    unique, all 256 single bytes present.
+
+    >>> len(checked_vocab({i: bytes([i]) for i in range(256)}))
+    256
+    """
+    if not isinstance(vocab, Mapping):
+        raise VocabError(f"vocab must be a dict of id -> bytes, got {type(vocab).__name__}")
+    if not vocab:
+        raise VocabError("vocab is empty: it needs at least the 256 single bytes")
+    out = dict(vocab)
+    seen = set(out.values())
+    # The common case checked at C speed (0.27 s -> 0.08 s on o200k's 200k tokens); any
+    # other vocab takes the loop, which also names the first bad entry.
+    well_formed = (
+        len(seen) == len(out)
+        and set(map(type, out)) == {int}
+        and min(out) >= 0
+        and set(map(type, out.values())) == {bytes}
+        and b"" not in seen
+    )
+    if not well_formed:
+        out = _checked_entries(out)
+        seen = set(out.values())
+    missing = [x for x in range(256) if bytes([x]) not in seen]
+    if missing:
+        raise VocabError(
+            f"vocab lacks {len(missing)} single bytes (first: {bytes([missing[0]])!r}); a "
+            "byte-level BPE vocab must hold all 256 so that every input can be encoded"
+        )
+    return out
+
+
+def _checked_entries(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
+    """Each entry checked in turn: the first bad id or token raises, naming it."""
+    out: dict[int, bytes] = {}
+    seen: dict[bytes, int] = {}
+    for i, b in vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise VocabError(f"vocab id {i!r} is not a non-negative integer")
+        if not isinstance(b, (bytes, bytearray)) or not b:
+            raise VocabError(f"vocab id {i} maps to {b!r}; expected non-empty bytes")
+        b = bytes(b)
+        if b in seen:
+            raise VocabError(f"vocab ids {seen[b]} and {i} both map to {b!r}; bytes must be unique")
+        seen[b] = i
+        out[i] = b
+    return out
+
+
+def checked_merges(merges: Sequence[Merge], ranks: Mapping[bytes, int]) -> list[Merge]:
+    """The merges as pairs of bytes, or VocabError: each part and each result is a token
+    of ``ranks`` (bytes -> id).
+
+    >>> checked_merges([[b"a", b"b"]], {b"a": 0, b"b": 1, b"ab": 2})
+    [(b'a', b'b')]
+    """
+    out = []
+    for n, pair in enumerate(merges):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise VocabError(f"merge {n} is {pair!r}; expected a pair (bytes, bytes)")
+        a, b = bytes(pair[0]), bytes(pair[1])
+        for part in (a, b, a + b):
+            if part not in ranks:
+                raise VocabError(
+                    f"merge {n} ({a!r}, {b!r}) needs {part!r}, which is not in the vocab"
+                )
+        out.append((a, b))
+    return out
