@@ -23,7 +23,7 @@ from bytepair.errors import (
     TrainingWarning,
     VocabSizeError,
 )
-from conftest import CORPORA, corpus_sample, reference_merges, shared
+from conftest import CORPORA, corpus_documents, corpus_sample, reference_merges, shared
 from fuzz_inputs import SPECIALS, assigned, outcome, quiet, raw_bytes, texts
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -446,3 +446,29 @@ def test_train_reports_time_and_peak_memory(caplog):
     assert report.peak_memory_mb > 10  # a Python process with NumPy loaded
     assert report.documents is None
     assert re.fullmatch(r"trained in [\d.]+ s, peak memory [\d,]+ MB", caplog.messages[-1])
+
+
+def test_jsonl_parquet_directories_and_globs_train_as_their_documents(tmp_path):
+    """A .jsonl/.parquet file trains as the list of its documents (each its own text),
+    a directory or glob as its files, sorted; text_field names the field."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    docs = [d.decode() for d in corpus_documents("tinystories", 60, 6)]
+    src = tmp_path / "corpus"
+    src.mkdir()
+    with open(src / "a.jsonl", "w", encoding="utf-8") as f:
+        for d in docs[:30]:
+            f.write(json.dumps({"body": d}) + "\n")
+    pq.write_table(pa.table({"body": docs[30:50]}), src / "b.parquet", row_group_size=6)
+    (src / "c.txt").write_text("".join(docs[50:]), encoding="utf-8")
+    kw = dict(vocab_size=400, special_tokens=[EOT], progress=False)
+    want = bytepair.train(iter([*docs[:50], "".join(docs[50:])]), **kw).merges
+    assert bytepair.train(src, text_field="body", **kw).merges == want
+    assert bytepair.train(str(src / "*"), text_field="body", **kw).merges == want
+    jsonl_only = bytepair.train(iter(docs[:30]), **kw).merges
+    assert bytepair.train(src / "a.jsonl", text_field="body", **kw).merges == jsonl_only
+    with pytest.raises(CorpusError, match=r"a\.jsonl:1: no field 'text'; the object has 'body'"):
+        bytepair.train(src / "a.jsonl", **kw)

@@ -12,6 +12,8 @@ about 0.1 s.
 
 from __future__ import annotations
 
+import glob
+import itertools
 import logging
 import os
 import pathlib
@@ -22,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from bytepair import _core, corpus_check, extend, patterns, sample, special
 from bytepair import compat as compat_mode
+from bytepair import documents as corpus_docs
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.progress import Bar, wanted
 from bytepair.shards import Shard
@@ -58,12 +61,16 @@ def train(
     compat: str = "cs336",
     base: Tokenizer | str | os.PathLike | None = None,
     max_token_length: int | None = None,
+    text_field: str = "text",
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on files or texts.
 
     ``files_or_texts`` is a path, or an iterable of paths (``os.PathLike``, or ``str`` when
-    every one of them names an existing file; or byte ranges of files, ``shards.Shard``,
-    counted in place) or of texts (``str`` or ``bytes``).
+    every one of them names an existing file, a directory or a glob; or byte ranges of
+    files, ``shards.Shard``, counted in place) or of texts (``str`` or ``bytes``). A
+    directory stands for every file under it and a glob for the files it matches, sorted;
+    a ``.jsonl`` or ``.parquet`` file is read document by document, the text in
+    ``text_field`` (``bytepair.documents``); any other file is plain text.
     ``vocab_size`` counts the 256 bytes, the merges and the special tokens.
     ``pattern`` is ``gpt2`` unless given (with ``base``: the base's).
     ``compat`` picks whose rules and ids to reproduce exactly: ``"cs336"`` (default),
@@ -96,6 +103,11 @@ def train(
     sample.check(sample_documents, seed, document_separator)
     drawn = None
     if engine != "local" or checkpoint_dir is not None:
+        if _has_documents(files_or_texts):
+            raise ValueError(
+                "engine='ray' counts plain-text files; train on .jsonl or .parquet files "
+                "with engine='local'"
+            )
         if compat != "cs336" or base is not None:
             raise ValueError(
                 "engine='ray' trains with compat='cs336' and no base; count locally "
@@ -132,6 +144,7 @@ def train(
             compat,
             base,
             max_token_length,
+            text_field,
         )
         tok = _tokenizer(merges, special_tokens, pattern, compat, base)
     tok.training_report = TrainingReport(
@@ -210,6 +223,7 @@ def _learn(
     compat: str = "cs336",
     base: Tokenizer | None = None,
     max_token_length: int | None = None,
+    text_field: str = "text",
 ) -> tuple[list[Merge], sample.Sample | None]:
     """The merges, and the sample of documents when ``documents`` is ``(sample_documents,
     seed, separator)``: then only the sampled documents are counted, each as a text."""
@@ -226,6 +240,7 @@ def _learn(
         if texts is not None and isinstance(files_or_texts, Sequence)
         else None
     )
+    paths, texts = _with_documents(paths, texts, text_field)
     # The separator is cut out like a special token: its text is no surprise in the corpus.
     declared = [*(base.special_tokens if base is not None else ()), *special_tokens]
     cut_out = [*declared, *([documents[2]] if documents and documents[2] else [])]
@@ -401,8 +416,10 @@ def _checked_path(path: str | os.PathLike) -> str:
 
 def _sources(files_or_texts) -> tuple[list[str | Shard], Iterable[str | bytes] | None]:
     """Splits the input into file paths (or byte ranges of files: ``shards.Shard``) and an
-    iterable of texts (None when no texts)."""
+    iterable of texts (None when no texts). Directories and globs stand for their files."""
     if isinstance(files_or_texts, (str, os.PathLike)):
+        if _is_corpus_name(os.fspath(files_or_texts)):
+            return corpus_docs.corpus_paths(files_or_texts), None
         return [_checked_path(files_or_texts)], None
     if isinstance(files_or_texts, (bytes, bytearray)):
         return [], [bytes(files_or_texts)]
@@ -418,10 +435,12 @@ def _sources(files_or_texts) -> tuple[list[str | Shard], Iterable[str | bytes] |
                 _checked_range(x) if isinstance(x, Shard) else _checked_path(x) for x in items
             ], None
         if items and all(isinstance(x, os.PathLike) for x in items):
-            return [_checked_path(x) for x in items], None
-        # A list of str names files when every one of them is a file.
-        if items and all(isinstance(x, str) and _is_file_name(x) for x in items):
-            return [_checked_path(x) for x in items], None
+            return [p for x in items for p in _expanded(x)], None
+        # A list of str names files when every one of them is a file, directory or glob.
+        if items and all(
+            isinstance(x, str) and (_is_file_name(x) or _is_corpus_name(x)) for x in items
+        ):
+            return [p for x in items for p in _expanded(x)], None
         # A typo in one path must not train on the path's own text: when the strings look
         # like file names (or some of them are files), the missing ones are an error.
         strings = [x for x in items if isinstance(x, str)]
@@ -447,6 +466,45 @@ def _checked_range(shard: Shard) -> Shard:
             f"{size:,} bytes: plan the shards again (plan_shards) if the file changed"
         )
     return shard
+
+
+def _is_corpus_name(s: str) -> bool:
+    """A directory, or a glob that matches files: the corpus is the files they name."""
+    if isinstance(s, bytes) or not 0 < len(s) < 4096 or "\n" in s or "\0" in s:
+        return False
+    return os.path.isdir(s) or (glob.has_magic(s) and any(map(os.path.isfile, glob.iglob(s))))
+
+
+def _expanded(path: str | os.PathLike) -> list[str]:
+    if _is_corpus_name(os.fspath(path)):
+        return corpus_docs.corpus_paths(path)
+    return [_checked_path(path)]
+
+
+def _has_documents(files_or_texts) -> bool:
+    """Whether the corpus names a .jsonl or .parquet file (not directories' contents)."""
+    items = [files_or_texts] if isinstance(files_or_texts, (str, os.PathLike)) else None
+    if items is None and isinstance(files_or_texts, Sequence):
+        items = [x for x in files_or_texts if isinstance(x, (str, os.PathLike))]
+    return any(corpus_docs.kind(os.fspath(x)) != "text" for x in items or ())
+
+
+def _with_documents(
+    paths: list[str | Shard], texts: Iterable[str | bytes] | None, text_field: str
+) -> tuple[list[str | Shard], Iterable[str | bytes] | None]:
+    """``.jsonl`` and ``.parquet`` files become texts, one per document; plain-text files
+    and byte ranges stay files, counted in place."""
+    readable = [p for p in paths if isinstance(p, Shard) or corpus_docs.kind(p) == "text"]
+    structured = [p for p in paths if not isinstance(p, Shard) and corpus_docs.kind(p) != "text"]
+    if not structured:
+        return paths, texts
+    docs = (
+        text
+        for path in structured
+        for chunk in corpus_docs.read_chunks(path, text_field)
+        for text in chunk.texts
+    )
+    return readable, docs if texts is None else itertools.chain(texts, docs)
 
 
 def _is_file_name(s: str) -> bool:
