@@ -124,3 +124,34 @@ def test_encode_into_a_closed_pipe_is_not_an_error(en_tok, en_corpus):
     )
     assert len(proc.stdout) == 10
     assert b"Traceback" not in proc.stderr and b"Error" not in proc.stderr, proc.stderr
+
+
+def test_encode_jsonl_to_npy_and_to_resumable_shards(tmp_path, en_tok):
+    """`encode CORPUS -o FILE.npy` and `encode CORPUS... --shard-tokens N -o DIR` give the
+    ids of each document (as Tokenizer.encode gives them) with the separator after each."""
+    import json
+
+    import numpy
+
+    tok = bytepair.Tokenizer.load(en_tok)
+    sep = next(iter(tok.special_tokens))
+    texts = ["The first document.\n", "", "A second one, longer than the first. " * 9]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"t": t}) + "\n" for t in texts))
+    (tmp_path / "b.txt").write_text("Plain text is one document.")
+    want_jsonl = []
+    for t in texts:
+        want_jsonl += [*tok.encode(t, allowed_special="all"), tok.special_tokens[sep]]
+    plain = [*tok.encode("Plain text is one document."), tok.special_tokens[sep]]
+    want = want_jsonl + plain
+    common = ["--text-field", "t", "--document-separator", sep, "-q"]
+    ok(run("encode", "-t", en_tok, tmp_path / "a.jsonl", "-o", tmp_path / "a.npy", *common))
+    assert numpy.load(tmp_path / "a.npy").tolist() == want_jsonl
+    args = ["encode", "-t", en_tok, tmp_path / "a.jsonl", tmp_path / "b.txt"]
+    ok(run(*args, "--shard-tokens", 16, "-o", tmp_path / "out", *common))
+    index = json.loads((tmp_path / "out" / "index.json").read_text())
+    got = [numpy.load(tmp_path / "out" / s["file"]) for s in index["shards"]]
+    assert numpy.concatenate(got).tolist() == want
+    assert all(len(g) == 16 for g in got[:-1]) and index["documents"] == 4
+    ok(run(*args, "--shard-tokens", 16, "-o", tmp_path / "out", *common))  # done: no work
+    assert_usage_error(run(*args, "-o", tmp_path / "x.npy", *common), "one input")
+    assert_usage_error(run(*args, "--shard-tokens", 16, *common), "-o DIR")

@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import sys
 
+from bytepair import documents, token_shards
 from bytepair.cli import arguments
 from bytepair.cli.io import (
     UsageError,
@@ -32,8 +33,32 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         parents=[parents.common, parents.tokenizer, parents.specials],
         help="text to ids: one line of space-separated ids (or .npy)",
     )
-    p.add_argument("input", nargs="?", help="input file (default: stdin)")
-    p.add_argument("-o", "--output", help="output file (default: stdout); .npy uses encode_file")
+    p.add_argument(
+        "input",
+        nargs="*",
+        help="input files, directories or globs: text, .jsonl, .parquet (default: stdin)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        help="output file (default: stdout); .npy uses encode_file; a directory with "
+        "--shard-tokens",
+    )
+    p.add_argument(
+        "--shard-tokens",
+        type=arguments.positive,
+        metavar="N",
+        help="write DIR/shard_00000.npy, ... of N ids each, documents.npy and index.json "
+        "(resumable: a rerun skips finished shards)",
+    )
+    p.add_argument(
+        "--text-field", default="text", help="the JSON field or Parquet column of the text"
+    )
+    p.add_argument(
+        "--document-separator",
+        metavar="TOKEN",
+        help="a special token to put after each document's ids (a text file is one document)",
+    )
     p.set_defaults(run=run_encode)
 
     p = sub.add_parser(
@@ -47,17 +72,56 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
 
 
 def run_encode(args) -> int:
+    inputs = [] if args.input in ([], ["-"]) else args.input
+    if args.shard_tokens is not None:
+        if not args.output or not inputs:
+            raise UsageError("encode --shard-tokens N needs input files and -o DIR")
+        tok = load_tokenizer(args.tokenizer)
+        index = token_shards.write(
+            tok,
+            inputs,
+            args.output,
+            args.shard_tokens,
+            text_field=args.text_field,
+            document_separator=args.document_separator,
+            progress=show_progress(args),
+        )
+        info(
+            args,
+            f"wrote {len(index['shards'])} shards, {index['tokens']:,} ids of "
+            f"{index['documents']:,} documents, to {args.output}",
+        )
+        return 0
     check_output(args.output)
     tok = load_tokenizer(args.tokenizer)
     if args.output and args.output.endswith(".npy"):
-        if args.input in (None, "-"):
-            raise UsageError("encode -o FILE.npy needs an input file, not stdin")
-        tok.encode_file(args.input, args.output, progress=show_progress(args))
-        info(args, f"wrote {args.output}")
+        if len(inputs) != 1:
+            raise UsageError(
+                "encode -o FILE.npy takes one input file, directory or quoted glob, not "
+                + ("stdin" if not inputs else f"{len(inputs)}; for several, use --shard-tokens")
+            )
+        n = tok.encode_file(
+            inputs[0],
+            args.output,
+            progress=show_progress(args),
+            text_field=args.text_field,
+            document_separator=args.document_separator,
+        )
+        info(args, f"wrote {n:,} ids to {args.output}")
         return 0
+    if (
+        len(inputs) > 1
+        or args.document_separator
+        or (inputs and documents.kind(inputs[0]) != "text")
+    ):
+        raise UsageError(
+            "several inputs, .jsonl/.parquet files and --document-separator need "
+            "-o FILE.npy or --shard-tokens N -o DIR"
+        )
     # Read, encode and write 1 MB at a time, so input of any size fits in memory: the stream
     # keeps only the text after its last safe cut (docs/design.md).
-    stdin = args.input in (None, "-")
+    args.input = inputs[0] if inputs else None
+    stdin = args.input is None
     with contextlib.nullcontext(sys.stdin.buffer) if stdin else open(args.input, "rb") as src:
         chunks = iter(lambda: src.read(1 << 20), b"")
         ids = tok.encode_iterable(chunks, **special_policy(args))
