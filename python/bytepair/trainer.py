@@ -12,6 +12,7 @@ about 0.1 s.
 
 from __future__ import annotations
 
+import functools
 import glob
 import itertools
 import logging
@@ -22,7 +23,7 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
-from bytepair import _core, corpus_check, extend, patterns, sample, special
+from bytepair import _core, corpus_check, extend, patterns, sample, special, superbpe
 from bytepair import compat as compat_mode
 from bytepair import documents as corpus_docs
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
@@ -62,6 +63,8 @@ def train(
     base: Tokenizer | str | os.PathLike | None = None,
     max_token_length: int | None = None,
     text_field: str = "text",
+    superword_transition: int | None = None,
+    superword_pattern: str | None = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on files or texts.
 
@@ -85,6 +88,9 @@ def train(
     and each text is one document): one streaming pass, memory growing with N, not with
     the corpus (``bytepair.sample``). ``tok.training_report`` gives the time, the peak
     memory and the number of documents.
+    ``superword_transition=t`` trains SuperBPE: plain BPE until the bytes and merges make
+    ``t`` tokens, then on with ``superword_pattern`` (default: split only around numbers),
+    so later tokens may span words (``bytepair.superbpe``).
 
     >>> tok = train(["low low lower"], vocab_size=258, progress=False)
     >>> tok.merges
@@ -132,21 +138,28 @@ def train(
     else:
         separator = document_separator or (special_tokens[0] if special_tokens else None)
         documents = (sample_documents, seed, separator) if cut else None
-        merges, drawn = _learn(
-            files_or_texts,
-            vocab_size,
-            special_tokens,
-            pattern,
-            min_frequency,
-            threads,
-            progress,
-            documents,
-            compat,
-            base,
-            max_token_length,
-            text_field,
+        learn = functools.partial(
+            _learn,
+            min_frequency=min_frequency,
+            threads=threads,
+            progress=progress,
+            documents=documents,
+            compat=compat,
+            max_token_length=max_token_length,
+            text_field=text_field,
         )
-        tok = _tokenizer(merges, special_tokens, pattern, compat, base)
+        if superword_transition is None:
+            merges, drawn = learn(files_or_texts, vocab_size, special_tokens, pattern, base=base)
+            tok = _tokenizer(merges, special_tokens, pattern, compat, base)
+        else:
+            t = superbpe.checked(superword_transition, vocab_size, special_tokens, compat, base)
+            superword = patterns.resolve(superword_pattern or superbpe.SUPERWORD_PATTERN)
+            corpus = superbpe.reusable(files_or_texts)
+            # Stage 1 cuts the special tokens out but holds none: they take the last ids.
+            subwords, _ = learn(corpus, t + len(special_tokens), special_tokens, pattern)
+            stage1 = Tokenizer(build_vocab(subwords, []), subwords, pattern=pattern)
+            more, drawn = learn(corpus, vocab_size, special_tokens, superword, base=stage1)
+            tok = _tokenizer([*subwords, *more], special_tokens, superword)
     tok.training_report = TrainingReport(
         time.perf_counter() - start,
         peak_memory_mb(),

@@ -1,0 +1,104 @@
+"""SuperBPE (train(..., superword_transition=t)): stage 1 is plain BPE, stage 2 continues
+from it with the superword pattern. Its first merges are plain BPE's, its later ones the
+reference trainer's on the base's encoding, HF tokenizers encodes its tokenizer.json
+identically, and held-out text takes fewer tokens than plain BPE at the same vocab."""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+
+import bytepair
+import pytest
+import regex
+from bytepair import Tokenizer, reference, superbpe
+from bytepair.errors import TrainingWarning
+from conftest import corpus_documents
+
+EOT = "<|endoftext|>"
+
+
+def texts(name: str, count: int, lines: int) -> list[str]:
+    docs = corpus_documents(name, count, lines)
+    return [d.decode("utf-8", "replace").replace(EOT + "\n", "") for d in docs]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    docs = texts("tinystories", 80, 6)
+    tok = bytepair.train(
+        docs, 700, special_tokens=[EOT], superword_transition=500, progress=False
+    )
+    return docs, tok
+
+
+def test_first_merges_are_plain_bpe_and_ids_follow_design(trained):
+    docs, tok = trained
+    plain = bytepair.train(docs, 500 + 1, special_tokens=[EOT], progress=False)
+    assert tok.merges[:244] == plain.merges
+    assert tok.vocab_size == 700 and tok.special_tokens == {EOT: 699}
+    assert tok.pattern == superbpe.SUPERWORD_PATTERN
+    assert all(tok._vocab[256 + i] == a + b for i, (a, b) in enumerate(tok.merges))
+
+
+def test_stage_two_equals_the_reference_trainer_extending_stage_one(trained):
+    docs, tok = trained
+    stage1 = Tokenizer(
+        reference.build_vocab(tok.merges[:244], []), tok.merges[:244], pattern="gpt2"
+    )
+    counts: Counter[bytes] = Counter()
+    for d in docs:
+        counts.update(reference.count_pretokens(d.encode(), superbpe.SUPERWORD_PATTERN, [EOT]))
+    encoder = reference.Encoder(stage1._vocab, stage1._merges, {}, "gpt2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        want = reference.train_from_counts(
+            counts, 699 - 500, base=(dict(stage1._vocab), encoder._encode_piece)
+        )
+    assert tok.merges[244:] == want
+    assert any(b" " in a + b[1:] and regex.search(rb"\w \w", a + b) for a, b in want)
+
+
+def test_superword_pattern_splits_only_around_numbers():
+    assert regex.findall(superbpe.SUPERWORD_PATTERN, "by the way, 1234567 and 89.\n") == [
+        "by the way, ",
+        "1",
+        "234",
+        "567",
+        " and ",
+        "89",
+        ".\n",
+    ]
+
+
+def test_hf_tokenizers_encodes_the_saved_file_identically(trained, tmp_path):
+    from tokenizers import Tokenizer as HF
+
+    _, tok = trained
+    tok.save(tmp_path / "tokenizer.json")
+    hf = HF.from_file(str(tmp_path / "tokenizer.json"))
+    held = texts("tinystories", 40, 4) + texts("en-prose", 20, 4) + texts("code", 20, 4)
+    for text in held:
+        assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text), text[:80]
+    assert Tokenizer.load(tmp_path / "tokenizer.json").encode(held[0]) == tok.encode(held[0])
+
+
+def test_held_out_text_takes_fewer_tokens_than_plain_bpe():
+    train_docs = texts("tinystories", 300, 10)
+    plain = bytepair.train(train_docs, 1000, progress=False)
+    sup = bytepair.train(train_docs, 1000, superword_transition=850, progress=False)
+    seen = {line for d in train_docs for line in d.splitlines()}
+    held = [d for d in texts("tinystories", 61, 9) if not seen & set(d.splitlines())]
+    assert len(held) > 20
+    held = "".join(held)
+    assert len(sup.encode(held)) < 0.95 * len(plain.encode(held))
+
+
+def test_bad_options_are_refused_before_training():
+    docs = ["a b c"]
+    with pytest.raises(ValueError, match=r"between 256 .* and 300"):
+        bytepair.train(docs, 300, superword_transition=300 + 1, progress=False)
+    with pytest.raises(ValueError, match="compat='cs336' and no base"):
+        bytepair.train(docs, 300, superword_transition=280, compat="rustbpe", progress=False)
+    with pytest.raises(TypeError, match="must be an int"):
+        bytepair.train(docs, 300, superword_transition="280", progress=False)
