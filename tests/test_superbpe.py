@@ -26,9 +26,7 @@ def texts(name: str, count: int, lines: int) -> list[str]:
 @pytest.fixture(scope="module")
 def trained():
     docs = texts("tinystories", 80, 6)
-    tok = bytepair.train(
-        docs, 700, special_tokens=[EOT], superword_transition=500, progress=False
-    )
+    tok = bytepair.train(docs, 700, special_tokens=[EOT], superword_transition=500, progress=False)
     return docs, tok
 
 
