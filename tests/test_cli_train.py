@@ -182,3 +182,20 @@ def test_base_takes_a_tiktoken_name_and_hf_encodes_the_result(tmp_path, tiktoken
     assert tok.vocab_size == 100_400 and tok.special_tokens["<|endoftext|>"] == 100_257
     sample = text.decode("utf-8", "replace")[:20_000]
     assert tok.encode(sample, allowed_special="all") == hf.encode(sample).ids
+
+
+def test_train_superbpe_and_jsonl_from_the_command_line(tmp_path):
+    """--superword-transition and --text-field reach bytepair.train: the saved file is the
+    tokenizer the Python call trains."""
+    import json
+
+    docs = ["the cat sat on the mat, and the dog sat on the log\n"] * 40
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps({"body": d}) + "\n" for d in docs))
+    out = tmp_path / "t.json"
+    args = ["--text-field", "body", "--superword-transition", 270, "-q"]
+    ok(run("train", path, "-o", out, "--vocab-size", 282, *args))
+    want = bytepair.train(docs, 282, superword_transition=270, progress=False)
+    got = bytepair.Tokenizer.load(out)
+    assert got.merges == want.merges and got.pattern == want.pattern
+    assert_usage_error(run("train", path, "-o", out, "--vocab-size", 282, "--holdout", 0.1))

@@ -3,9 +3,9 @@ memory, vocab, bytes/token on a held-out slice, the longest tokens)."""
 
 from __future__ import annotations
 
-import os
 import time
 
+from bytepair import documents
 from bytepair.cli import arguments, holdout, report
 from bytepair.cli.io import (
     UsageError,
@@ -15,6 +15,7 @@ from bytepair.cli.io import (
     plural,
     show_progress,
 )
+from bytepair.errors import CorpusError
 from bytepair.training_report import documents_line, peak_memory_mb
 
 
@@ -98,6 +99,19 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         "everything, as bytepair.train does)",
     )
     p.add_argument(
+        "--text-field", default="text", help="the JSON field or Parquet column of the text"
+    )
+    p.add_argument(
+        "--superword-transition",
+        type=arguments.positive,
+        metavar="T",
+        help="SuperBPE: plain BPE until T tokens (bytes and merges), then merges across "
+        "whitespace (bytepair.superbpe)",
+    )
+    p.add_argument(
+        "--superword-pattern", help="stage 2's pattern (default: split only around numbers)"
+    )
+    p.add_argument(
         "--show", type=arguments.positive, default=10, help="how many longest tokens to show"
     )
     p.set_defaults(run=run)
@@ -116,9 +130,13 @@ def run(args) -> int:
     for given, flag in ((args.holdout, "--holdout"), (args.sample_documents, "--sample-documents")):
         if ray and given:
             raise UsageError(f"{flag} needs --engine local: the ray engine counts whole files")
-    for p in [] if ray else args.files:
-        if not os.path.isfile(p):
-            raise UsageError(f"training file {p!r} does not exist or is not a file")
+    if not ray:
+        try:
+            args.files = documents.corpus_paths(args.files)
+        except CorpusError as e:
+            raise UsageError(str(e)) from None
+        if args.holdout and any(documents.kind(p) != "text" for p in args.files):
+            raise UsageError("--holdout cuts plain-text files: not .jsonl or .parquet ones")
     fmt = format_for(args.output, args.format)
     check_output(args.output)
     start = time.perf_counter()
@@ -139,6 +157,9 @@ def run(args) -> int:
         compat=args.compat,
         base=load_tokenizer(args.base) if args.base else None,
         max_token_length=args.max_token_length,
+        text_field=args.text_field,
+        superword_transition=args.superword_transition,
+        superword_pattern=args.superword_pattern,
     )
     wall = time.perf_counter() - start
     tok.save(args.output, format=fmt)
