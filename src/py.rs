@@ -1021,9 +1021,12 @@ mod training {
             let total = num_merges as u64;
             let mut report = |done: usize| report(done as u64, total);
             match base {
-                None => {
-                    crate::train::train_with(words.into_words(), num_merges, &rules, &mut report)
-                }
+                None => crate::train::train_with(
+                    words.into_pretokens(),
+                    num_merges,
+                    &rules,
+                    &mut report,
+                ),
                 Some((vocab, merges)) => {
                     let start = Start::new(vocab, merges.as_deref())?;
                     if by_ids {
@@ -1103,7 +1106,7 @@ mod training {
 
         /// Each word as the base encodes it, as symbols; on all cores.
         fn encode(&self, words: PretokenCounts) -> Vec<(Vec<u32>, u64)> {
-            let words: Vec<_> = words.into_words().collect();
+            let words: Vec<_> = words.into_pretokens().collect();
             words
                 .into_par_iter()
                 .map(|(w, c)| {
