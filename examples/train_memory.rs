@@ -43,7 +43,7 @@ fn main() {
     let pretokens = counts.into_pretokens();
     let t = Instant::now();
     let (merges, _) =
-        bytepair::train::train_from(pretokens, vocab - 257, 1, &mut |_| true).expect("train");
+        bytepair::train::train_from(pretokens, vocab - 257, 1, &mut |_, _| true).expect("train");
     let secs = t.elapsed().as_secs_f64();
     done.store(true, Ordering::Relaxed);
     sampler.join().expect("sampler");

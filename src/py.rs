@@ -1018,8 +1018,6 @@ mod training {
         let pending = Mutex::new(None);
         let result = py.detach(|| {
             let mut report = reporter(&progress, &pending);
-            let total = num_merges as u64;
-            let mut report = |done: usize| report(done as u64, total);
             match base {
                 None => crate::train::train_with(
                     words.into_pretokens(),
