@@ -128,7 +128,7 @@ fn map_file(path: &Path) -> Result<Option<memmap2::Mmap>, Error> {
     // SAFETY: the map is read-only; like every mmap reader we assume the file is not
     // truncated or rewritten while we count it.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_error(path, e))?;
-    // Readahead in big steps: each chunk is read front to back once.
+    // Read ahead far: each chunk is read front to back once.
     let _ = map.advise(memmap2::Advice::Sequential);
     Ok(Some(map))
 }

@@ -130,7 +130,7 @@ pub(super) fn inc<S: Symbol>(
     wi: u32,
 ) {
     if counts.add(pair, c) {
-        // First seen in this step, which visits all its pre-tokens: its list is complete.
+        // First seen in this merge, which visits all its pre-tokens: its list is complete.
         lists.insert(pair, vec![wi]);
     } else if let Some(list) = lists.get_mut(&pair) {
         if list.last() != Some(&wi) {

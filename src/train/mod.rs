@@ -36,7 +36,7 @@ mod rules;
 mod symbols;
 mod trainer;
 
-pub use extend::train_encoded;
+pub use extend::{train_encoded, train_from_base, Base};
 pub use rules::Rules;
 
 use crate::{Error, Progress};

@@ -39,13 +39,13 @@ pub(super) const FLOOR_DIVISOR: u64 = 4;
 ///
 /// Exactness: every pair >= `floor` is queued, so the top of the heap is the top pair. A
 /// list, where there is one, holds every pre-token with its pair: lists are made complete (by
-/// a refill's pass, or for a pair first seen in this step, from its first pre-token on) and
+/// a refill's pass, or for a pair first seen in this merge, from its first pre-token on) and
 /// get every pre-token that gains the pair after that. A merged pair without a list finds its
 /// pre-tokens by scanning the arena ([`Trainer::pretokens_with`]).
 ///
-/// That scan is rare (never, on the 1 GB corpus): a pair's count only rises in the step
-/// that creates one of its symbols (all of a symbol's occurrences appear in the step that
-/// merges it), and that step lists it. Only a merge whose bytes already exist as a symbol
+/// That scan is rare (never, on the 1 GB corpus): a pair's count only rises in the merge
+/// that creates one of its symbols (all of a symbol's occurrences appear in the merge that
+/// makes it), and that merge lists it. Only a merge whose bytes already exist as a symbol
 /// (DESIGN's duplicate-bytes rule) can raise an unlisted pair. When no pair >= `floor` is
 /// left, [`Trainer::refill`] lowers the floor to a quarter of the highest remaining count
 /// and lists those pairs' pre-tokens in one pass over the arena: 8 refills on the 1 GB corpus,
@@ -61,7 +61,7 @@ pub(super) struct Trainer<S: Symbol> {
     pub(super) big_counts: FxHashMap<u32, u64>,
     /// Every pair with a nonzero count (a pair at 0 is removed).
     pub(super) counts: PairCounts<S>,
-    /// The pre-tokens holding each pair with count >= `floor` (and, within a step, each pair
+    /// The pre-tokens holding each pair with count >= `floor` (and, within a merge, each pair
     /// first seen in it): every pre-token with the pair is listed, some maybe twice or stale.
     pub(super) lists: FxHashMap<(S, S), Vec<u32>>,
     pub(super) heap: PairHeap<S>,
@@ -242,7 +242,7 @@ impl<S: Symbol> Trainer<S> {
                     c if c >= self.floor => {
                         self.heap.push(Entry::new(c, pair, &self.syms), &self.syms);
                     }
-                    // A pair first seen in this step but below the floor: unlisted.
+                    // A pair first seen in this merge but below the floor: unlisted.
                     _ => {
                         self.lists.remove(&pair);
                     }
@@ -297,7 +297,8 @@ pub(super) fn release_free_memory() {
 mod tests {
     use super::*;
 
-    /// step, take the highest (count, bytes(left), bytes(right)), merge left to right.
+    /// The plain algorithm, written for clarity: recount every pair of every pre-token at each
+    /// merge, take the highest (count, bytes(left), bytes(right)), merge left to right.
     /// Tokens are their bytes, so equal merges combine as DESIGN's duplicate-bytes rule says.
     pub(super) fn naive(pretokens: &[(Vec<u8>, u64)], n: usize, min_frequency: u64) -> Vec<Merge> {
         let mut ws: Vec<(Vec<Vec<u8>>, u64)> = pretokens
@@ -367,7 +368,7 @@ mod tests {
     }
 
     /// The floor-indexed loop matches the plain algorithm on 400 random corpora: with u16
-    /// and u32 symbols, with the floor at the top count (a refill nearly every step) and
+    /// and u32 symbols, with the floor at the top count (a refill nearly every merge) and
     /// at `min_frequency` (every pair listed), and with no lists from refills (every merge
     /// finds its pre-tokens by scanning the arena, the path for a merged pair without a list).
     #[test]
