@@ -126,8 +126,8 @@ impl PretokenCounts {
 
     /// Consumes the counts, yielding `(pretoken, count)` in no particular order. The trainer
     /// reads the pre-tokens into its own arena this way instead of from a copy: on 1 GB of
-    /// mixed corpora (2.45M distinct pre-tokens) a `Vec<(Box<[u8]>, u64)>` copy was 140 MB
-    /// beside it.
+    /// mixed corpora (2.45M distinct pre-tokens) a `Vec<(Box<[u8]>, u64)>` copy would be 140
+    /// MB beside it.
     pub fn into_pretokens(self) -> impl Iterator<Item = (Pretoken<Box<[u8]>>, u64)> {
         let Map { short, long } = self.map;
         let short = short

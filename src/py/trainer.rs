@@ -54,7 +54,7 @@ pub fn train_merges<'py>(
     };
     // The trainer reads the pre-tokens once, into its own arena. With `consume` it takes
     // the count table itself and frees it once read, so no copy of it ever exists (1 GB of
-    // mixed corpora, 2.45M distinct pre-tokens, vocab 32,000: the copy was 140 MB).
+    // mixed corpora, 2.45M distinct pre-tokens, vocab 32,000: a copy would be 140 MB).
     let pretokens = {
         let mut table = counts.lock();
         if consume {

@@ -75,8 +75,9 @@ pub fn train<W: AsRef<[u8]>>(
 }
 
 /// [`train`] over any iterator of `(pre-token, count)`, so the caller need not copy its count
-/// table into a slice first: on 1 GB of mixed corpora (2.45M distinct pre-tokens) that copy was
-/// 140 MB of the peak. The iterator is dropped once the pre-tokens are in the trainer's arena.
+/// table into a slice first: on 1 GB of mixed corpora (2.45M distinct pre-tokens) that copy
+/// would add 140 MB to the peak. The iterator is dropped once the pre-tokens are in the
+/// trainer's arena.
 pub fn train_from<W: AsRef<[u8]>>(
     pretokens: impl IntoIterator<Item = (W, u64)>,
     num_merges: usize,
@@ -100,7 +101,7 @@ pub fn train_with<W: AsRef<[u8]>>(
 ) -> Result<(Vec<Merge>, Stop), Error> {
     check_ids(rules, 0)?;
     // Symbol ids are at most 255 + num_merges: with u16 ids the arena, the largest
-    // structure, takes half the memory (1 GB of mixed corpora: 39M symbols, 156 -> 78 MB).
+    // structure, takes half the memory (1 GB of mixed corpora: 39M symbols, 78 MB against 156 MB).
     if 256 + num_merges <= 1 << 16 {
         Trainer::<u16>::with_rules(pretokens, rules).run(num_merges, progress)
     } else {

@@ -8,7 +8,7 @@ use std::collections::hash_map::Entry as MapEntry;
 /// count is a u32, and a count of `BIG_PAIR` or more lives in `big`. Late on 1 GB of mixed
 /// corpora this holds 2.3M pairs, the largest structure then, and growing into a
 /// 2^22-bucket table holds both tables for a moment (`examples/train_memory.rs` on those
-/// counts: peak 193 -> 170 MB).
+/// counts: peak 170 MB against 193 MB).
 pub(super) struct PairCounts<S: Symbol> {
     pub(super) small: FxHashMap<(S, S), u32>,
     pub(super) big: FxHashMap<(S, S), u64>,

@@ -26,8 +26,8 @@ pub(super) const BIG_COUNT: u32 = u32::MAX;
 
 /// How far below the highest pair count the index floor goes at each refill (see
 /// [`Trainer`]). A larger factor means fewer refills (each a pass over the arena) but more
-/// pairs indexed at once: on 1 GB, 16 peaked at 260 MB against 4's 216 MB (before the
-/// 8-byte pair counts) and was no faster.
+/// pairs indexed at once: on 1 GB, 16 peaks higher than 4 (260 against 216 MB) and is no
+/// faster.
 pub(super) const FLOOR_DIVISOR: u64 = 4;
 
 /// The merge loop's state.
@@ -35,7 +35,7 @@ pub(super) const FLOOR_DIVISOR: u64 = 4;
 /// Only pairs with count >= `floor` are in the heap and have a pre-token list. Most pairs never
 /// come near the top: on 1 GB of mixed corpora at 32,000 tokens there are 3.2M pairs at
 /// the end, 2.5M of them with count < 64, while the last merge has count ~600. Listing
-/// every pair's pre-tokens (and queueing every pair) was most of the 880 MB peak.
+/// every pair's pre-tokens (and queueing every pair) would be most of an 880 MB peak.
 ///
 /// Exactness: every pair >= `floor` is queued, so the top of the heap is the top pair. A
 /// list, where there is one, holds every pre-token with its pair: lists are made complete (by
@@ -52,9 +52,9 @@ pub(super) const FLOOR_DIVISOR: u64 = 4;
 /// 0.1-0.35 s each.
 pub(super) struct Trainer<S: Symbol> {
     pub(super) syms: Symbols,
-    /// All pre-tokens' symbols; each pre-token's metadata in one 16-byte record: rewriting a pre-token
-    /// costs two cache misses instead of three or four (with a Vec per pre-token and separate
-    /// count and `seen` arrays, those misses were over half the loop's time).
+    /// All pre-tokens' symbols; each pre-token's metadata in one 16-byte record: rewriting a
+    /// pre-token costs two cache misses instead of three or four (with a Vec per pre-token
+    /// and separate count and `seen` arrays, those misses would be over half the loop's time).
     pub(super) arena: Vec<S>,
     pub(super) meta: Vec<PretokenMeta>,
     /// The counts of pre-tokens counted `BIG_COUNT` times or more, by pre-token id.
