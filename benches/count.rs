@@ -27,7 +27,7 @@ fn main() {
     println!("count: median MB/s of CPU time on one core, first {mb} MB of each file");
     println!(
         "{:<16} {:<7} {:>10} {:>10} {:>10} {:>10}",
-        "file", "pattern", "split", "count", "pieces", "distinct"
+        "file", "pattern", "split", "count", "pretokens", "distinct"
     );
     for file in files {
         let text = corpus::prefix(&file, mb);

@@ -40,10 +40,10 @@ fn main() {
     let loaded = rss_anon_kb();
     peak.store(0, Ordering::Relaxed);
     let base = rss_anon_kb();
-    let words = counts.into_words();
+    let pretokens = counts.into_pretokens();
     let t = Instant::now();
     let (merges, _) =
-        bytepair::train::train_from(words, vocab - 257, 1, &mut |_| true).expect("train");
+        bytepair::train::train_from(pretokens, vocab - 257, 1, &mut |_, _| true).expect("train");
     let secs = t.elapsed().as_secs_f64();
     done.store(true, Ordering::Relaxed);
     sampler.join().expect("sampler");

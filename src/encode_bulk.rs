@@ -1,20 +1,8 @@
 //! Encoding at scale: batches on a thread pool, streams in bounded memory, files to `.npy`.
 //!
 //! Streams and files are cut into pieces encoded separately, so a cut must never change the
-//! ids. A cut at byte `c` is *safe* when the pre-tokenization of the whole text provably splits
-//! at `c` and no special token could span it:
-//! - the built-in patterns (gpt2, cl100k, o200k) split between a visible ASCII character and
-//!   a space: no alternative of any of them matches (non-space, space) inside one piece, and
-//!   the lookaheads (`(?!\S)`, `$`) are only on whitespace pieces, which cannot end just
-//!   before `c` here;
-//! - they also split before a visible ASCII character other than `/` that follows `"\n"`
-//!   preceded by a visible ASCII character. The `"\n"` is a piece of its own, or the end of
-//!   a piece (cl100k and o200k glue punctuation to the newlines after it) whether the text
-//!   ends there or not. Why the character *before* the newline matters: gpt2's `\s++$` makes
-//!   `" \n"` one piece at the end of a text, but `" "`, `"\n"` in the middle of one. Why not
-//!   before `/`: o200k's punctuation piece also takes the slashes after its newlines
-//!   (`[\r\n/]*`), so `".\n/"` is one piece.
-//! - no occurrence of any special token touches bytes `c - 2 .. c + 1`.
+//! ids. A cut at byte `c` is *safe* when it is a safe cut of the built-in splitters
+//! ([`crate::safe_cut`]) and no occurrence of any special token touches bytes `c - 2 .. c + 1`.
 //!
 //! A custom pattern has no provable cut: a stream is cut only where its text is already cut
 //! (the whole input is one piece otherwise), and `encode_file` encodes a file it cannot cut
@@ -186,13 +174,7 @@ pub fn encode_batch_each<T: AsRef<[u8]> + Sync>(
 /// Needs `2 <= c < text.len()` and, to see every special token that could touch the cut,
 /// `max_special_len` bytes of `text` after `c`.
 pub fn is_safe_cut(enc: &Encoder, text: &[u8], c: usize) -> bool {
-    if !enc.builtin_pattern() || c < 2 || c >= text.len() {
-        return false;
-    }
-    let (a, b, x) = (text[c - 2], text[c - 1], text[c]);
-    let text_ok = (b.is_ascii_graphic() && x == b' ')
-        || (a.is_ascii_graphic() && b == b'\n' && x.is_ascii_graphic() && x != b'/');
-    if !text_ok {
+    if !enc.builtin_pattern() || c < 2 || !crate::safe_cut::is_safe_cut(text, c) {
         return false;
     }
     let Some(ac) = enc.special_occurrences() else {

@@ -16,7 +16,7 @@ pub enum Error {
     Io { path: String, reason: String },
     /// Work stopped because the caller asked (Ctrl-C).
     Interrupted,
-    /// Serialized word counts that are not what `PretokenCounts::to_bytes` writes.
+    /// Serialized pre-token counts that are not what `PretokenCounts::to_bytes` writes.
     InvalidCounts { reason: String },
 }
 
@@ -37,7 +37,7 @@ impl fmt::Display for Error {
             Error::Io { path, reason } => write!(f, "{path}: {reason}"),
             Error::Interrupted => write!(f, "interrupted"),
             Error::InvalidCounts { reason } => {
-                write!(f, "invalid serialized word counts: {reason}")
+                write!(f, "invalid serialized pre-token counts: {reason}")
             }
         }
     }

@@ -2,6 +2,7 @@
 file it wraps; add yours in its own section."""
 
 from collections.abc import Callable, Iterable, Sequence
+from mmap import mmap
 from os import PathLike
 
 def core_version() -> str: ...
@@ -73,7 +74,7 @@ class Stream:
     def feed(self, text: str | bytes) -> list[int]: ...
     def finish(self) -> list[int]: ...
 
-# --- training (src/count.rs, src/train.rs) -------------------------------------------------
+# --- training (src/count/, src/train/, src/safe_cut.rs; bindings in src/py/) ----------------
 
 Progress = Callable[[int, int], object]
 
@@ -128,3 +129,12 @@ def train_merges(
     max_token_length: int | None = None,
     base: tuple[list[tuple[int, bytes]], list[tuple[bytes, bytes]] | None] | None = None,
 ) -> list[tuple[bytes, bytes]]: ...
+def safe_cuts(
+    pattern: str,
+    data: bytes | bytearray | memoryview | mmap,
+    near: Sequence[int],
+    special_tokens: Sequence[str] = (),
+) -> list[int]:
+    """For each offset in ``near``, the first offset at or after it where counting may cut
+    ``data`` without changing a count (a safe cut of the built-in patterns, or the start of
+    a special token no other occurrence straddles), or ``len(data)`` when there is none."""

@@ -1,0 +1,465 @@
+//! `Encoder`: encode, decode, batches and files, the GIL released for real work.
+
+use super::errors::{to_py, typed};
+use super::ids::{ids_list, with_ids_buffer};
+use super::ints::Ints;
+use super::progress::ProgressBridge;
+use super::stream::PyStream;
+use super::text::{checked_str, str_bytes, str_list};
+use crate::encode::{char_spans, Encoder, SpecialPolicy};
+use crate::encode_bulk::{self, Stream};
+use crate::{Error, TokenId};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Texts shorter than this are encoded without releasing the GIL: releasing costs more
+/// than encoding them.
+const DETACH_BYTES: usize = 2048;
+
+/// Runs `encode` on `bytes` into `ids` (room reserved first), without the GIL unless
+/// the text is short.
+fn detached<R: Send>(
+    py: Python<'_>,
+    bytes: &[u8],
+    ids: &mut Vec<TokenId>,
+    encode: impl FnOnce(&[u8], &mut Vec<TokenId>) -> R + Send,
+) -> R {
+    ids.reserve(bytes.len() / 3 + 1);
+    if bytes.len() < DETACH_BYTES {
+        encode(bytes, ids)
+    } else {
+        py.detach(|| encode(bytes, ids))
+    }
+}
+
+/// A byte-level BPE encoder/decoder (see `bytepair.Tokenizer`, which wraps it).
+#[pyclass(frozen, name = "Encoder", module = "bytepair._core")]
+pub struct PyEncoder {
+    pub(super) inner: Arc<Encoder>,
+    names: Vec<String>,
+    /// The Python int of every id below vocab_size (see `ints.rs`), made at construction
+    /// (6.4 MB and 10 ms for o200k, once per process), not lazily: `encode_iterable` must
+    /// not allocate them under a tight address-space limit.
+    pub(super) ints: Ints,
+    /// tiktoken's default: no special token allowed, all disallowed (`encode` without a
+    /// policy), built once instead of from two Python sets per call.
+    default_policy: SpecialPolicy,
+}
+
+impl PyEncoder {
+    pub(super) fn err(&self, py: Python<'_>, e: Error) -> PyErr {
+        to_py(py, e, self.inner.vocab_size())
+    }
+
+    /// The policy of `encode(text, allowed, disallowed)`: tiktoken's default, built at
+    /// construction, when neither is given.
+    fn policy_or_default(
+        &self,
+        py: Python<'_>,
+        allowed: Option<&Bound<'_, PyAny>>,
+        disallowed: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Cow<'_, SpecialPolicy>> {
+        Ok(match (allowed, disallowed) {
+            (None, None) => Cow::Borrowed(&self.default_policy),
+            (a, d) => {
+                let empty = pyo3::types::PyTuple::empty(py).into_any();
+                Cow::Owned(self.policy(a.unwrap_or(&empty), d.unwrap_or(&empty))?)
+            }
+        })
+    }
+
+    fn policy(
+        &self,
+        allowed: &Bound<'_, PyAny>,
+        disallowed: &Bound<'_, PyAny>,
+    ) -> PyResult<SpecialPolicy> {
+        let n = self.names.len();
+        let mut policy = SpecialPolicy::none(n);
+        for (set, mask) in [
+            (allowed, &mut policy.allowed),
+            (disallowed, &mut policy.disallowed),
+        ] {
+            for name in set.try_iter()? {
+                let name = name?;
+                let name = name.cast::<PyString>()?.to_str()?;
+                // Names were checked by Tokenizer._special_policy; others are ignored.
+                if let Some(i) = self.names.iter().position(|s| s == name) {
+                    mask[i] = true;
+                }
+            }
+        }
+        Ok(policy)
+    }
+
+    fn ids(&self, ids: &Bound<'_, PyAny>) -> PyResult<Vec<TokenId>> {
+        let py = ids.py();
+        let bad = |item: &Bound<'_, PyAny>| -> PyErr {
+            typed(py, "UnknownIdError", (item, self.inner.vocab_size()))
+        };
+        let mut out = Vec::new();
+        if let Ok(n) = ids.len() {
+            out.reserve(n);
+        }
+        for item in ids.try_iter()? {
+            let item = item?;
+            if item.is_instance_of::<PyBool>() {
+                return Err(bad(&item));
+            }
+            match item.extract::<i64>() {
+                Ok(i) if (0..=TokenId::MAX as i64).contains(&i) => out.push(i as TokenId),
+                _ => return Err(bad(&item)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[pymethods]
+impl PyEncoder {
+    /// `vocab`: id -> bytes of the regular tokens; `merges`: (bytes, bytes) in priority
+    /// order, or None for a rank table; `special_tokens`: (text, id) pairs.
+    /// `ignore_merges`: a pre-token that is a token is that token (HF's BPE option).
+    #[new]
+    #[pyo3(signature = (vocab, merges, special_tokens, pattern, ignore_merges=false))]
+    fn new(
+        py: Python<'_>,
+        vocab: &Bound<'_, PyDict>,
+        merges: Option<&Bound<'_, PyAny>>,
+        special_tokens: Vec<(String, TokenId)>,
+        pattern: &str,
+        ignore_merges: bool,
+    ) -> PyResult<Self> {
+        let mut v = Vec::with_capacity(vocab.len());
+        for (k, b) in vocab.iter() {
+            v.push((
+                k.extract::<TokenId>()?,
+                b.cast::<PyBytes>()?.as_bytes().to_vec(),
+            ));
+        }
+        let merges = match merges {
+            None => None,
+            Some(m) => {
+                let mut out = Vec::new();
+                for pair in m.try_iter()? {
+                    let pair = pair?;
+                    let pair = pair.cast::<PyTuple>()?;
+                    out.push((
+                        pair.get_item(0)?.cast::<PyBytes>()?.as_bytes().to_vec(),
+                        pair.get_item(1)?.cast::<PyBytes>()?.as_bytes().to_vec(),
+                    ));
+                }
+                Some(out)
+            }
+        };
+        let names: Vec<String> = special_tokens.iter().map(|(s, _)| s.clone()).collect();
+        let specials = special_tokens
+            .into_iter()
+            .map(|(s, i)| (s.into_bytes(), i))
+            .collect();
+        let built =
+            py.detach(|| Encoder::build(v, merges.as_deref(), specials, pattern, ignore_merges));
+        let inner = built.map_err(|e| to_py(py, e, 0))?;
+        let ints = Ints::new(py, inner.vocab_size())?;
+        let default_policy = SpecialPolicy {
+            allowed: vec![false; names.len()],
+            disallowed: vec![true; names.len()],
+        };
+        Ok(PyEncoder {
+            inner: Arc::new(inner),
+            names,
+            ints,
+            default_policy,
+        })
+    }
+
+    /// One more than the largest id.
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    /// The canonical merge list (rank tables: each token's last merge under rank-BPE).
+    fn merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let merges = py.detach(|| self.inner.merges_from_ranks());
+        let items: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> = merges
+            .iter()
+            .map(|(a, b)| (PyBytes::new(py, a), PyBytes::new(py, b)))
+            .collect();
+        PyList::new(py, items)
+    }
+
+    /// Encodes a str; without `allowed` and `disallowed`, with tiktoken's default policy
+    /// (no special token allowed, all disallowed). A non-str raises TypeError.
+    #[pyo3(signature = (text, allowed=None, disallowed=None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        allowed: Option<&Bound<'py, PyAny>>,
+        disallowed: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        with_ids_buffer(|ids| {
+            self.encode_str(py, text, allowed, disallowed, ids)?;
+            ids_list(py, &self.ints, ids)
+        })
+    }
+
+    /// Encodes a str like `encode`, into a bytearray of native-endian u32 ids for
+    /// `numpy.frombuffer`: no Python int per id (each costs a reference-count write,
+    /// often a cache miss, and another at the list's release), one copy of 4 bytes each.
+    #[pyo3(signature = (text, allowed=None, disallowed=None))]
+    fn encode_to_array<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        allowed: Option<&Bound<'py, PyAny>>,
+        disallowed: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        with_ids_buffer(|ids| {
+            self.encode_str(py, text, allowed, disallowed, ids)?;
+            PyByteArray::new_with(py, ids.len() * 4, |buf| {
+                for (out, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
+                    out.copy_from_slice(&id.to_ne_bytes());
+                }
+                Ok(())
+            })
+        })
+    }
+
+    /// Encodes a str, special-token text as plain text. A non-str raises TypeError.
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let bytes = str_bytes(checked_str(text)?)?;
+        with_ids_buffer(|ids| {
+            detached(py, &bytes, ids, |b, ids| {
+                self.inner.encode_ordinary_into(b, ids)
+            });
+            ids_list(py, &self.ints, ids)
+        })
+    }
+
+    fn encode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        data: &[u8],
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let policy = self.policy(allowed, disallowed)?;
+        self.encode_policy(py, data, &policy)
+    }
+
+    #[pyo3(signature = (texts, allowed, disallowed, threads=0))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let policy = self.policy(allowed, disallowed)?;
+        let strs = str_list(texts)?;
+        let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
+        // Lists are built block by block while other threads encode the next blocks
+        // (encode_batch_each has the figures).
+        let mut lists: Vec<Option<Py<PyList>>> = (0..bytes.len()).map(|_| None).collect();
+        let mut py_error = None;
+        let result = py.detach(|| {
+            encode_bulk::encode_batch_each(
+                &self.inner,
+                &bytes,
+                &policy,
+                threads,
+                &mut |(start, block)| {
+                    Python::attach(|py| {
+                        for (i, ids) in block.iter().enumerate() {
+                            match ids_list(py, &self.ints, ids) {
+                                Ok(list) => lists[start + i] = Some(list.unbind()),
+                                Err(e) => {
+                                    py_error = Some(e);
+                                    return Err(Error::Interrupted);
+                                }
+                            }
+                        }
+                        Ok(())
+                    })
+                },
+            )
+        });
+        match (result, py_error) {
+            (_, Some(e)) => Err(e),
+            (Err(e), None) => Err(self.err(py, e)),
+            (Ok(()), None) => PyList::new(
+                py,
+                lists
+                    .into_iter()
+                    .map(|l| l.expect("every block handed over")),
+            ),
+        }
+    }
+
+    /// Encodes texts on `threads` threads into two bytearrays for `numpy.frombuffer`:
+    /// every text's native-endian u32 ids one after the other, and the i64 offsets where
+    /// each text's ids start (one more than the texts: the last is the total). No Python
+    /// int is made per id, and the GIL is released for the whole batch.
+    #[pyo3(signature = (texts, allowed, disallowed, threads=0))]
+    fn encode_batch_to_arrays<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        threads: usize,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let policy = self.policy(allowed, disallowed)?;
+        let strs = str_list(texts)?;
+        let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
+        let each = py
+            .detach(|| encode_bulk::encode_batch(&self.inner, &bytes, &policy, threads))
+            .map_err(|e| self.err(py, e))?;
+        let total: usize = each.iter().map(Vec::len).sum();
+        let ids = PyByteArray::new_with(py, total * 4, |buf| {
+            let mut out = buf.chunks_exact_mut(4);
+            for id in each.iter().flatten() {
+                out.next()
+                    .expect("room for every id")
+                    .copy_from_slice(&id.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        let offsets = PyByteArray::new_with(py, (each.len() + 1) * 8, |buf| {
+            let mut at = 0i64;
+            let mut out = buf.chunks_exact_mut(8);
+            for ids in std::iter::once(&[][..]).chain(each.iter().map(Vec::as_slice)) {
+                at += ids.len() as i64;
+                out.next()
+                    .expect("room for every offset")
+                    .copy_from_slice(&at.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        Ok((ids, offsets))
+    }
+
+    /// (ids, [(start, end), ...]) with character offsets into `text`.
+    fn encode_with_offsets<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let policy = self.policy(allowed, disallowed)?;
+        let bytes = str_bytes(text)?;
+        let (ids, spans) = py
+            .detach(|| {
+                let (ids, spans) = self.inner.encode_with_spans(&bytes, &policy)?;
+                Ok((ids, char_spans(&bytes, &spans)))
+            })
+            .map_err(|e| self.err(py, e))?;
+        Ok((ids_list(py, &self.ints, &ids)?, PyList::new(py, spans)?))
+    }
+
+    /// A streaming encoder with this special-token policy.
+    fn stream(
+        slf: &Bound<'_, Self>,
+        allowed: &Bound<'_, PyAny>,
+        disallowed: &Bound<'_, PyAny>,
+    ) -> PyResult<PyStream> {
+        let me = slf.get();
+        Ok(PyStream {
+            encoder: slf.clone().unbind(),
+            policy: me.policy(allowed, disallowed)?,
+            state: Mutex::new(Stream::default()),
+        })
+    }
+
+    /// Encodes a file to `.npy`; `progress(done_bytes, total_bytes)` is called now and then.
+    #[pyo3(signature = (path, out_path, allowed, disallowed, threads=0, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_file(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        out_path: PathBuf,
+        allowed: &Bound<'_, PyAny>,
+        disallowed: &Bound<'_, PyAny>,
+        threads: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<u64> {
+        let policy = self.policy(allowed, disallowed)?;
+        let mut bridge = ProgressBridge::new(&progress);
+        let result = py.detach(|| {
+            // encode_file stops on an error from its callback, not on `false`.
+            let mut report = |done, total| {
+                if bridge.report(done, total) {
+                    Ok(())
+                } else {
+                    Err(Error::Interrupted)
+                }
+            };
+            encode_bulk::encode_file(&self.inner, &path, &out_path, &policy, threads, &mut report)
+        });
+        result.map_err(|e| bridge.error(py, e, self.inner.vocab_size()))
+    }
+
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let ids = self.ids(ids)?;
+        let bytes = self.inner.decode_bytes(&ids).map_err(|e| self.err(py, e))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+impl PyEncoder {
+    fn encode_policy<'py>(
+        &self,
+        py: Python<'py>,
+        bytes: &[u8],
+        policy: &SpecialPolicy,
+    ) -> PyResult<Bound<'py, PyList>> {
+        with_ids_buffer(|ids| {
+            self.encode_detached(py, bytes, policy, ids)?;
+            ids_list(py, &self.ints, ids)
+        })
+    }
+
+    /// The ids of `encode(text, allowed, disallowed)`, for a list or an array, appended
+    /// to `ids`.
+    fn encode_str(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        allowed: Option<&Bound<'_, PyAny>>,
+        disallowed: Option<&Bound<'_, PyAny>>,
+        ids: &mut Vec<TokenId>,
+    ) -> PyResult<()> {
+        let bytes = str_bytes(checked_str(text)?)?;
+        let policy = self.policy_or_default(py, allowed, disallowed)?;
+        self.encode_detached(py, &bytes, &policy, ids)
+    }
+
+    /// `Encoder::encode_into` through [`detached`].
+    fn encode_detached(
+        &self,
+        py: Python<'_>,
+        bytes: &[u8],
+        policy: &SpecialPolicy,
+        ids: &mut Vec<TokenId>,
+    ) -> PyResult<()> {
+        detached(py, bytes, ids, |b, ids| {
+            self.inner.encode_into(b, policy, ids)
+        })
+        .map_err(|e| self.err(py, e))
+    }
+}

@@ -1,0 +1,37 @@
+//! The PyO3 side, the extension `bytepair._core`: frozen wrappers over the core, one file per
+//! wrapped type, the GIL released for real work, core errors mapped to Python exceptions in
+//! one place (`errors.rs`) and progress reported through one bridge (`progress.rs`).
+
+mod counter;
+mod counts;
+mod encoder;
+mod errors;
+mod ids;
+mod ints;
+mod progress;
+mod safe_cut;
+mod split;
+mod stream;
+mod text;
+mod trainer;
+
+use pyo3::prelude::*;
+
+/// The Rust core's version, to check that the extension and the package match.
+#[pyfunction]
+fn core_version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(split::split_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(safe_cut::safe_cuts, m)?)?;
+    m.add_class::<encoder::PyEncoder>()?;
+    m.add_class::<stream::PyStream>()?;
+    m.add_class::<counts::PyPretokenCounts>()?;
+    m.add_class::<counter::PyCounter>()?;
+    m.add_function(wrap_pyfunction!(trainer::train_merges, m)?)?;
+    Ok(())
+}
