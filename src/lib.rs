@@ -14,7 +14,6 @@
 
 pub mod count;
 pub mod encode;
-pub mod encode_bulk;
 pub mod error;
 pub mod special;
 pub mod split;

@@ -61,8 +61,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 mod encoder {
     use super::ints::Ints;
-    use crate::encode::{char_spans, Encoder, SpecialPolicy};
-    use crate::encode_bulk::{self, Stream};
+    use crate::encode::{
+        char_spans, encode_batch, encode_batch_each, encode_file, Encoder, SpecialPolicy, Stream,
+    };
     use crate::{Error, TokenId};
     use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError, PyValueError};
     use pyo3::prelude::*;
@@ -453,7 +454,7 @@ mod encoder {
             let mut lists: Vec<Option<Py<PyList>>> = (0..bytes.len()).map(|_| None).collect();
             let mut py_error = None;
             let result = py.detach(|| {
-                encode_bulk::encode_batch_each(
+                encode_batch_each(
                     &self.inner,
                     &bytes,
                     &policy,
@@ -503,7 +504,7 @@ mod encoder {
             let strs = str_list(texts)?;
             let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
             let each = py
-                .detach(|| encode_bulk::encode_batch(&self.inner, &bytes, &policy, threads))
+                .detach(|| encode_batch(&self.inner, &bytes, &policy, threads))
                 .map_err(|e| self.err(py, e))?;
             let total: usize = each.iter().map(Vec::len).sum();
             let ids = PyByteArray::new_with(py, total * 4, |buf| {
@@ -590,14 +591,7 @@ mod encoder {
                         })
                     })
                 };
-                encode_bulk::encode_file(
-                    &self.inner,
-                    &path,
-                    &out_path,
-                    &policy,
-                    threads,
-                    &mut report,
-                )
+                encode_file(&self.inner, &path, &out_path, &policy, threads, &mut report)
             });
             match (result, py_error) {
                 (_, Some(e)) => Err(e),

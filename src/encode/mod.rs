@@ -33,8 +33,12 @@ use thread_local::ThreadLocal;
 
 use crate::split::{Splitter, TileLoop};
 
+mod batch;
 mod chars;
 mod filter;
+pub use batch::{
+    encode_batch, encode_batch_each, encode_file, is_safe_cut, npy_header, pool, Block, Stream,
+};
 use chars::{CharStart, Scratch};
 
 /// No pair / no priority.

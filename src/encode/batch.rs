@@ -20,7 +20,7 @@
 //! (the whole input is one piece otherwise), and `encode_file` encodes a file it cannot cut
 //! on one thread, in steps, writing the ids of each step as it goes.
 
-use crate::encode::{Encoder, SpecialPolicy};
+use super::{Encoder, SpecialPolicy};
 use crate::{Error, TokenId};
 use rayon::prelude::*;
 use std::io::{Seek, SeekFrom, Write};
