@@ -5,8 +5,8 @@
 //! - `special`: leftmost-longest matching of special tokens
 //! - `count`: parallel counting of distinct pre-tokens over files and text batches
 //! - `train`: the incremental merge loop
-//! - `encode`: the BPE encoder and decoder
-//! - `encode_bulk`: batches on a thread pool, bounded-memory streams, files to `.npy`
+//! - `encode`: the BPE encoder and decoder; batches on a thread pool, bounded-memory streams,
+//!   files to `.npy`
 //! - `error`: one error type whose messages name the bad value
 //! - `test_rng` (tests only): the deterministic generator the tests draw random input from
 //!

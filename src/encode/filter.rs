@@ -11,7 +11,7 @@
 
 use crate::TokenId;
 
-pub(super) struct PairFilter {
+pub(crate) struct PairFilter {
     words: Vec<u64>,
     /// `64 - log2(bits)`: the bit is the hash's top bits.
     shift: u32,
@@ -19,7 +19,7 @@ pub(super) struct PairFilter {
 
 impl PairFilter {
     /// A filter holding `pairs`, about 16 bits a pair (o200k's 61k pairs: 128 KB).
-    pub(super) fn new(pairs: &[(TokenId, TokenId)]) -> Self {
+    pub(crate) fn new(pairs: &[(TokenId, TokenId)]) -> Self {
         let words = (pairs.len() * 16 / 64).next_power_of_two().max(8);
         let mut filter = PairFilter {
             words: vec![0; words],
@@ -41,7 +41,7 @@ impl PairFilter {
 
     /// `false` when `(a, b)` is certainly not in the filter.
     #[inline]
-    pub(super) fn may_hold(&self, a: TokenId, b: TokenId) -> bool {
+    pub(crate) fn may_hold(&self, a: TokenId, b: TokenId) -> bool {
         let (i, m) = self.bits(a, b);
         self.words[i] & m == m
     }

@@ -65,14 +65,14 @@ mod tests {
         let text = b"hello world\nthe end <|x|> of it  \n\nnext line\nlast".repeat(5);
         let policy = SpecialPolicy::all(1);
         let want = enc.encode(&text, &policy).unwrap();
-        for step in [1, 3, 7, 64] {
+        for size in [1, 3, 7, 64] {
             let mut s = Stream::default();
             let mut got = Vec::new();
-            for c in text.chunks(step) {
+            for c in text.chunks(size) {
                 got.extend(s.feed(&enc, c, &policy).unwrap());
             }
             got.extend(s.finish(&enc, &policy).unwrap());
-            assert_eq!(got, want, "step {step}");
+            assert_eq!(got, want, "parts of {size} bytes");
         }
     }
 }
