@@ -29,8 +29,9 @@
 //! - `build.rs`: construction (vocab checks, pair table from merges, decoder bytes,
 //!   whole-token tables); `rank_table.rs`: the pair table and canonical merges of a rank table;
 //! - `pair_table.rs`: the pair table, the single-byte pair table and the per-thread pair cache;
-//! - `bpe.rs`: the kernels (scan, heap); `chars.rs`: BPE from whole characters, with
-//!   `filter.rs`, the Bloom filter of its pairs;
+//! - `bpe.rs`: the kernels (scan, heap); `chars/`: BPE from whole characters (`mod.rs`, the
+//!   proof and the kernel; `build.rs`, its tables; `windows.rs`, where a straddling token can
+//!   occur), with `filter.rs`, the Bloom filter of its pairs;
 //! - `pretoken_cache.rs`: the per-thread cache of short pre-tokens and their u128 key;
 //!   `pretoken.rs`: one pre-token's road through cache, whole-token tables and BPE;
 //! - `special_policy.rs`: which special tokens are allowed, disallowed or plain text;

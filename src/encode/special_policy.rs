@@ -1,7 +1,8 @@
 //! Which special tokens are encoded as specials, which raise, which are plain text.
 
 /// Which special tokens are encoded as specials (`allowed`) and which raise (`disallowed`);
-/// the others are plain text. Indexed like [`Encoder::special_tokens`].
+/// the others are plain text. Indexed like
+/// [`Encoder::special_tokens`](super::Encoder::special_tokens).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SpecialPolicy {
     pub allowed: Vec<bool>,

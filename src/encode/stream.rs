@@ -1,6 +1,6 @@
 //! A streaming encoder: text fed in parts, ids out as soon as they can no longer change.
-//! A custom pattern has no provable cut, so its stream is cut only where its text is
-//! already cut (see `cut`).
+//! A custom pattern has no provable cut (see `cut`): its stream holds the text until
+//! [`Stream::finish`].
 
 use super::cut::is_safe_cut;
 use super::{Encoder, SpecialPolicy};

@@ -29,13 +29,20 @@
 //! made(c)) is still to come in R, so p <= made(c), and by (1) the pair's priority is above
 //! made(c). Equal priorities mean the same pair, so ties go the same way. When R ends, every
 //! character is finished and P is in R's final state, with no pair left to merge.
+//!
+//! Files: this one holds [`CharStart`] and phase 1 and 2; `build.rs` the check of (1) and the
+//! tables; `windows.rs` the filter that spares most pre-tokens the search for (2).
 
 use super::bpe::{lowest_pair, merge_at, merge_scan};
 use super::filter::PairFilter;
 use super::pair_table::NONE;
 use super::Encoder;
 use crate::TokenId;
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::AhoCorasick;
+use windows::Windows;
+
+mod build;
+mod windows;
 
 /// Pre-tokens of up to this many parts after phase 1 start from characters; longer ones go
 /// to the heap from bytes. Chinese merges few pairs (0.3 a pre-token under o200k), so the
@@ -75,259 +82,7 @@ pub(super) struct CharStart {
     filter: PairFilter,
 }
 
-/// Where a straddler can occur. A straddler `t` has a non-continuation byte after its first;
-/// the first such, `t[k]`, sits on a character boundary of any valid UTF-8 text holding `t`.
-/// So an occurrence puts `t[k-1], t[k], t[k+1]` (or `t[k-1], t[k]` when `t` ends at `k`)
-/// around some boundary of the pre-token. Checking each boundary here is a few instructions per
-/// character; the Aho-Corasick search then runs on 6% of o200k's Chinese pre-tokens with a
-/// multi-byte character instead of all (5.7% really hold a straddler).
-struct Windows {
-    /// `1 + (t[k-1] << 16 | t[k] << 8 | t[k+1])`, open addressing, 0 = empty.
-    three: Vec<u32>,
-    /// Bit `t[k-1] << 8 | t[k]` of straddlers that end at `k`.
-    two: Vec<u64>,
-    /// [`Windows::hit`] at a boundary between a multi-byte character and a 3-byte one (most
-    /// of Chinese), as one bit of the 16 that vary: the low 6 bits of the byte before, the
-    /// low 4 of the lead byte, the low 6 of the next.
-    after_multi: Box<[u64; 1 << 10]>,
-    /// Bit `cp >> 6` of each 3-byte character `cp` that some bit of `after_multi` has (the
-    /// lead byte and the next are the code point's top 10 bits): under o200k 26 of the 384
-    /// blocks of 64 Han characters, so most Han characters skip `after_multi`.
-    blocks: [u64; 16],
-}
-
-impl Windows {
-    fn new(straddlers: &[&[u8]]) -> Self {
-        let mut keys = Vec::new();
-        let mut two = vec![0u64; 1 << 10];
-        for t in straddlers {
-            let Some(k) = (1..t.len()).find(|&k| t[k] & 0xC0 != 0x80) else {
-                continue;
-            };
-            match t.get(k + 1) {
-                Some(&next) => keys.push(window(t[k - 1], t[k], next)),
-                None => {
-                    let bit = (t[k - 1] as usize) << 8 | t[k] as usize;
-                    two[bit >> 6] |= 1 << (bit & 63);
-                }
-            }
-        }
-        // At most a quarter full: a look-up of an absent window (nearly all) ends at once.
-        let mut three = vec![0u32; (keys.len() * 4).next_power_of_two().max(64)];
-        for key in keys {
-            let mut i = Self::slot(key, three.len());
-            while three[i] != 0 && three[i] != key {
-                i = (i + 1) & (three.len() - 1);
-            }
-            three[i] = key;
-        }
-        let mut windows = Windows {
-            three,
-            two,
-            after_multi: Box::new([0; 1 << 10]),
-            blocks: [0; 16],
-        };
-        for bits in 0..1usize << 16 {
-            let window = [
-                0x80 | (bits >> 10) as u8,
-                0xE0 | (bits >> 6 & 0xF) as u8,
-                0x80 | (bits & 0x3F) as u8,
-            ];
-            if windows.hit(&window, 1) {
-                windows.after_multi[bits >> 6] |= 1 << (bits & 63);
-                let block = bits & 0x3FF;
-                windows.blocks[block >> 6] |= 1 << (block & 63);
-            }
-        }
-        windows
-    }
-
-    /// [`Windows::hit`] before the 3-byte character `cp` spelt `lead, next, _` that follows
-    /// `before`, the last byte of a multi-byte character.
-    #[inline]
-    fn after_multi(&self, before: u8, cp: usize, lead: u8, next: u8) -> bool {
-        if self.blocks[cp >> 12] >> (cp >> 6 & 63) & 1 == 0 {
-            return false;
-        }
-        let bits =
-            (before as usize & 0x3F) << 10 | (lead as usize & 0xF) << 6 | (next as usize & 0x3F);
-        self.after_multi[bits >> 6] >> (bits & 63) & 1 != 0
-    }
-
-    #[inline]
-    fn slot(key: u32, len: usize) -> usize {
-        (key.wrapping_mul(0x9E37_79B1) >> (32 - len.trailing_zeros())) as usize
-    }
-
-    /// Whether a straddler could occur across the boundary before `pretoken[i]` (`0 < i`).
-    #[inline]
-    fn hit(&self, pretoken: &[u8], i: usize) -> bool {
-        let (a, b) = (pretoken[i - 1], pretoken[i]);
-        let bit = (a as usize) << 8 | b as usize;
-        if self.two[bit >> 6] >> (bit & 63) & 1 != 0 {
-            return true;
-        }
-        let Some(&c) = pretoken.get(i + 1) else {
-            return false;
-        };
-        let key = window(a, b, c);
-        let mut j = Self::slot(key, self.three.len());
-        loop {
-            match self.three[j] {
-                0 => return false,
-                k if k == key => return true,
-                _ => j = (j + 1) & (self.three.len() - 1),
-            }
-        }
-    }
-}
-
-#[inline]
-fn window(a: u8, b: u8, c: u8) -> u32 {
-    1 + ((a as u32) << 16 | (b as u32) << 8 | c as u32)
-}
-
 impl CharStart {
-    /// `splits[i]` is vocab entry `i`'s last merge `(left, right, priority)` when it is a valid
-    /// multi-byte token; `valid[i]` whether it is valid. `None` if the table is not monotone at
-    /// characters (see the module docs).
-    pub(super) fn new(
-        enc: &Encoder,
-        vocab: &[(TokenId, Vec<u8>)],
-        splits: &[Option<(TokenId, TokenId, u32)>],
-        valid: &[bool],
-        merges: Option<&[(Vec<u8>, Vec<u8>)]>,
-    ) -> Option<Self> {
-        // The priority of the merge that makes each valid token (`LEAF` for single bytes,
-        // `NONE` for tokens BPE never forms: pairs with such a part never merge).
-        const LEAF: u32 = NONE - 1;
-        let mut made = vec![NONE; enc.vocab_size()];
-        for (((id, t), split), ok) in vocab.iter().zip(splits).zip(valid) {
-            made[*id as usize] = match split {
-                _ if t.len() == 1 => LEAF,
-                Some((_, _, p)) if *ok => *p,
-                _ => NONE,
-            };
-        }
-        // Whether each id is one whole multi-byte character (its `made` is then checked).
-        let mut character = vec![false; enc.vocab_size()];
-        for (id, t) in vocab {
-            if let Ok(s) = std::str::from_utf8(t) {
-                character[*id as usize] = t.len() > 1 && s.chars().nth(1).is_none();
-            }
-        }
-        let below = |part: TokenId, p: u32| {
-            let m = made[part as usize];
-            !character[part as usize] || m == LEAF || m < p
-        };
-        let monotone = |a: TokenId, b: TokenId, p: u32| {
-            let (ma, mb) = (made[a as usize], made[b as usize]);
-            ma == NONE || mb == NONE || (below(a, p) && below(b, p))
-        };
-        match merges {
-            // Rank mode: the table holds exactly the canonical splits.
-            None => {
-                if !splits.iter().flatten().all(|&(a, b, p)| monotone(a, b, p)) {
-                    return None;
-                }
-            }
-            // Merges mode: every merge in the table (a repeated one keeps its first priority).
-            Some(merges) => {
-                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
-                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
-                for (p, (a, b)) in merges.iter().enumerate() {
-                    let (Some(&ia), Some(&ib)) = (ids.get(a.as_slice()), ids.get(b.as_slice()))
-                    else {
-                        continue;
-                    };
-                    let (q, _) = enc.pair(ia, ib);
-                    if q == p as u32 && !monotone(ia, ib, q) {
-                        return None;
-                    }
-                }
-            }
-        }
-
-        // Every pair of the table (rank mode: exactly the canonical splits).
-        let table: Vec<(TokenId, TokenId)> = match merges {
-            None => splits.iter().flatten().map(|&(a, b, _)| (a, b)).collect(),
-            Some(merges) => {
-                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
-                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
-                merges
-                    .iter()
-                    .filter_map(|(a, b)| Some((*ids.get(a.as_slice())?, *ids.get(b.as_slice())?)))
-                    .filter(|&(a, b)| enc.pair(a, b).0 != NONE)
-                    .collect()
-            }
-        };
-        let text = |id: TokenId| {
-            let t = enc.token_bytes(id).expect("a pair's part is a token");
-            (std::str::from_utf8(t).is_ok(), t.is_ascii())
-        };
-        let filtered: Vec<(TokenId, TokenId)> = table
-            .into_iter()
-            .filter(|&(a, b)| {
-                let ((ua, aa), (ub, ab)) = (text(a), text(b));
-                ua && ub && !(aa && ab)
-            })
-            .collect();
-        let filter = PairFilter::new(&filtered);
-
-        let mut bmp = Box::new([NONE; 1 << 16]);
-        let mut straddlers: Vec<&[u8]> = Vec::new();
-        for ((id, t), &ok) in vocab.iter().zip(valid) {
-            if !ok {
-                continue;
-            }
-            match std::str::from_utf8(t) {
-                Ok(s) => {
-                    let mut cs = s.chars();
-                    if let (Some(c), None) = (cs.next(), cs.next()) {
-                        if (c as u32) < 1 << 16 {
-                            bmp[c as usize] = *id;
-                        }
-                    }
-                }
-                Err(_) => {
-                    if t[1..].iter().any(|&b| b & 0xC0 != 0x80) {
-                        straddlers.push(t);
-                    }
-                }
-            }
-        }
-        let windows = Windows::new(&straddlers);
-        let straddlers = (!straddlers.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .kind(Some(AhoCorasickKind::DFA))
-                .build(&straddlers)
-                .expect("straddling tokens are short")
-        });
-        let mut multi = Vec::new();
-        let mut buf = [0u8; 4];
-        let mut parts = Vec::new();
-        for c in (0..1u32 << 16).filter_map(char::from_u32) {
-            if bmp[c as usize] == NONE {
-                parts.clear();
-                enc.bpe(c.encode_utf8(&mut buf).as_bytes(), &mut parts);
-                // BPE of a valid token's bytes is that token, already in `bmp`.
-                debug_assert!((2..=3).contains(&parts.len()));
-                let mut three = [NONE; 3];
-                three[..parts.len()].copy_from_slice(&parts);
-                bmp[c as usize] = MULTI | multi.len() as TokenId;
-                multi.push(three);
-            }
-        }
-        Some(CharStart {
-            bmp,
-            multi,
-            straddlers,
-            windows,
-            filter,
-        })
-    }
-
     /// BPE of `pretoken` from its characters' tokens, appended to `out`; `false` (and nothing
     /// appended) when the pre-token does not qualify: not valid UTF-8, more than [`PARTS`] parts
     /// after phase 1, or a straddler in a pre-token of over 256 bytes. `pair` gives `(priority,
