@@ -327,7 +327,7 @@ impl Encoder {
 
     /// The canonical merge list of a rank table: for each multi-byte token in rank order, the
     /// two parts tiktoken's BPE of its bytes ends in before it makes the token (see
-    /// [`Encoder::build_rank_table`]). A token that does not end in two parts (unreachable by
+    /// `rank_table`). A token that does not end in two parts (unreachable by
     /// merges) gets no merge. Empty in merges mode.
     pub fn merges_from_ranks(&self) -> Vec<(&[u8], &[u8])> {
         self.rank_merges

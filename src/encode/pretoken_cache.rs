@@ -16,7 +16,7 @@ const CACHE_BITS: u32 = 16;
 pub(super) struct PretokenCache {
     pub(super) sets: Vec<Set>,
     /// Recent pair look-ups, `(left << 32 | right, priority, merged)`, direct-mapped, absent
-    /// pairs included (see [`Encoder::hot_pair`]).
+    /// pairs included (see `Encoder::hot_pair`).
     pub(super) pairs: Vec<(u64, u32, TokenId)>,
     /// The arrays of BPE from whole characters.
     pub(super) scratch: Scratch,
