@@ -11,11 +11,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Pre-tokens up to this many bytes use the array scan; longer ones the heap. The scan is
-/// quadratic but allocation-free (128 was no faster on Chinese under o200k, whose runs of
+/// quadratic but allocation-free (128 is no faster on Chinese under o200k, whose runs of
 /// Han characters are often 30-120 bytes).
 pub(super) const SHORT: usize = 64;
-/// Stack arrays for the scan come in two sizes, so short pre-tokens (nearly all) do not pay for
-/// initialising 128-entry arrays.
+/// Stack arrays for the scan come in two sizes, so short pre-tokens (nearly all) do not pay
+/// for initialising 128-entry arrays.
 const TINY: usize = 24;
 
 impl Encoder {

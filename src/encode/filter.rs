@@ -1,13 +1,12 @@
 //! A Bloom filter over the pairs that phase 2 of BPE from whole characters looks up.
 //!
 //! Chinese has many distinct character pairs and few of them merge: under o200k 11% of the
-//! look-ups in phase 2 found a pair and the pair cache missed on 70% of them, each a probe
+//! look-ups in phase 2 find a pair and the pair cache misses on 70% of them, each a probe
 //! of the 4 MB pair table. Every pair of the table whose parts are both valid UTF-8, not
 //! both ASCII, is in the filter, so a pair it rejects has no merge; the others go to the
-//! pair cache as before. One bit per pair, 16 bits of filter per pair (6% false hits): two
-//! bits per pair in one word (1.2%) took more instructions to test than the extra false
-//! hits cost (o200k Chinese 279 -> 275 M instructions per 2 MB with one bit; 32 bits of
-//! filter per pair saved only 0.8 M more, for twice the memory).
+//! pair cache. One bit per pair, 16 bits of filter per pair (6% false hits): two bits per
+//! pair in one word (1.2%) take more instructions to test than the extra false hits cost
+//! (o200k Chinese, 275 M instructions per 2 MB with one bit, 279 M with two).
 
 use crate::TokenId;
 

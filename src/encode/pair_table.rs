@@ -14,7 +14,7 @@ pub(super) const PAIR_CACHE_BITS: u32 = 14;
 
 /// The pair table's key: `(a, b)` packed, then mixed with murmur3's finalizer (a bijection,
 /// so keys stay unique). FxHash alone on the packed pair probes long chains: building the
-/// o200k encoder took 1.6 s before the mix, 0.2 s after.
+/// o200k encoder takes 1.6 s without the mix, 0.2 s with it.
 #[inline]
 fn pair_key(a: TokenId, b: TokenId) -> u64 {
     let mut k = ((a as u64) << 32) | b as u64;

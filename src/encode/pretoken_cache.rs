@@ -64,11 +64,11 @@ impl PretokenCache {
 
 /// A pre-token of up to 15 bytes as one integer: its bytes, zero-padded, and its length in
 /// the last byte (so the key is unique). Look-ups then hash two words and compare two words
-/// instead of hashing bytes and calling memcmp: the whole-token look-up was 35% of encoding
-/// time on English before (gpt2, with memcmp), most of it in those two.
+/// instead of hashing bytes and calling memcmp, which made the whole-token look-up 35% of
+/// encoding time on English (gpt2).
 ///
-/// Built from two overlapping loads instead of copying into a buffer: the copy was a call
-/// to memcpy for every pre-token (16 M of 140 M instructions on English under o200k).
+/// Built from two overlapping loads instead of copying into a buffer: the copy would be a
+/// call to memcpy for every pre-token (16 M of 140 M instructions on English under o200k).
 #[inline]
 pub(super) fn short_key(pretoken: &[u8]) -> Option<u128> {
     let n = pretoken.len();
