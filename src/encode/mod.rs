@@ -25,7 +25,8 @@
 //! Data flow: text -> segments (special tokens cut out by the policy, `special_policy`) ->
 //! pre-tokens (the splitter, `crate::split`) -> each pre-token through the cache, the
 //! whole-token tables and BPE (`pretoken`) -> ids. Files, one concept each:
-//! - `mod.rs`: the [`Encoder`] type and its public methods;
+//! - `mod.rs`: the [`Encoder`] type and its public methods, but for two that belong to a
+//!   concept below (`encode_with_spans` in `offsets.rs`, `encode_in_chunks` in `file.rs`);
 //! - `build.rs`: construction (vocab checks, pair table from merges, decoder bytes,
 //!   whole-token tables); `rank_table.rs`: the pair table and canonical merges of a rank table;
 //! - `pair_table.rs`: the pair table, the single-byte pair table and the per-thread pair cache;
