@@ -11,7 +11,7 @@
 //! one run it is what instruction counts need (deterministic on a busy machine, unlike time):
 //!
 //!     BYTEPAIR_BENCH_MB=2 BYTEPAIR_BENCH_RUNS=1 valgrind --tool=callgrind \
-//!         --toggle-collect='split::pieces*' target/release/deps/split-* --hand-only FILE
+//!         --toggle-collect='split::pretokens*' target/release/deps/split-* --hand-only FILE
 //!
 //! With `BYTEPAIR_BENCH_PATTERNS=o200k` (comma-separated) only those patterns run.
 
@@ -31,9 +31,9 @@ fn thread_cpu_secs() -> f64 {
     timing::clock_secs(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
-/// The number of pieces of `text` (not inlined, so callgrind can count just this).
+/// The number of pre-tokens of `text` (not inlined, so callgrind can count just this).
 #[inline(never)]
-fn pieces(splitter: &Splitter, text: &[u8]) -> usize {
+fn pretokens(splitter: &Splitter, text: &[u8]) -> usize {
     let mut n = 0;
     splitter.for_each(text, |p| {
         black_box(p);
@@ -55,7 +55,7 @@ fn main() {
     println!("split: median MB/s on one core, first {mb} MB of each file");
     println!(
         "{:<16} {:<7} {:>12} {:>12} {:>7} {:>10}",
-        "file", "pattern", "hand-written", "fancy-regex", "ratio", "pieces"
+        "file", "pattern", "hand-written", "fancy-regex", "ratio", "pretokens"
     );
     for file in files {
         let text = corpus::prefix(&file, mb);
@@ -65,7 +65,8 @@ fn main() {
             let fast = Splitter::new(pattern).unwrap();
             if hand_only {
                 let mut n = 0;
-                let secs = timing::median_secs(runs, thread_cpu_secs, || n = pieces(&fast, &text));
+                let secs =
+                    timing::median_secs(runs, thread_cpu_secs, || n = pretokens(&fast, &text));
                 println!(
                     "{name:<16} {pattern:<7} {:>12.1} {:>12} {:>7} {n:>10}   ({} bytes)",
                     megabytes / secs,
@@ -76,12 +77,16 @@ fn main() {
                 continue;
             }
             let regex = Splitter::with_regex(pattern).unwrap();
-            let n = pieces(&fast, &text);
-            assert_eq!(n, pieces(&regex, &text), "{pattern}: the engines disagree");
+            let n = pretokens(&fast, &text);
+            assert_eq!(
+                n,
+                pretokens(&regex, &text),
+                "{pattern}: the engines disagree"
+            );
             let fast_mbs = megabytes
-                / timing::median_secs(5, wall_secs, || assert_eq!(pieces(&fast, &text), n));
+                / timing::median_secs(5, wall_secs, || assert_eq!(pretokens(&fast, &text), n));
             let regex_mbs = megabytes
-                / timing::median_secs(3, wall_secs, || assert_eq!(pieces(&regex, &text), n));
+                / timing::median_secs(3, wall_secs, || assert_eq!(pretokens(&regex, &text), n));
             println!(
                 "{name:<16} {pattern:<7} {fast_mbs:>12.1} {regex_mbs:>12.1} {:>6.1}x {n:>10}",
                 fast_mbs / regex_mbs

@@ -88,8 +88,8 @@ fn main() {
         best_docs = best_docs.min(cpu() - t);
         std::hint::black_box(m);
         let t = cpu();
-        let mut pieces = 0usize;
-        splitter.for_each(&text, |_| pieces += 1);
+        let mut pretokens = 0usize;
+        splitter.for_each(&text, |_| pretokens += 1);
         best_split = best_split.min(cpu() - t);
         let t = cpu();
         n = enc.encode_ordinary(&text).len();

@@ -7,8 +7,8 @@
 //! - `pretoken_key`: a short pre-token as one `u128` key
 //! - `count`: parallel counting of distinct pre-tokens over files and text batches
 //! - `train`: the incremental merge loop
-//! - `encode`: the BPE encoder and decoder
-//! - `encode_bulk`: batches on a thread pool, bounded-memory streams, files to `.npy`
+//! - `encode`: the BPE encoder and decoder; batches on a thread pool, bounded-memory streams,
+//!   files to `.npy`
 //! - `error`: one error type whose messages name the bad value
 //! - `test_rng` (tests only): the deterministic generator the tests draw random input from
 //!
@@ -16,7 +16,6 @@
 
 pub mod count;
 pub mod encode;
-pub mod encode_bulk;
 pub mod error;
 pub mod pretoken_key;
 pub mod safe_cut;

@@ -1,5 +1,5 @@
 //! The safe-cut rule: byte offsets where the built-in splitters (`gpt2`, `cl100k`, `o200k`,
-//! `llama3`, `qwen2`, `qwen3.5`) provably split, so that splitting `text[..c]` and
+//! `llama3`, `qwen2`, `qwen3.5`, `tekken`) provably split, so that splitting `text[..c]` and
 //! `text[c..]` apart gives the pre-tokens of the whole text.
 //!
 //! Counting cuts its input into chunks counted on all cores, and encoding cuts streams and

@@ -1,9 +1,12 @@
 //! Special tokens: found leftmost-longest, so `<|a|><|a|>` is two tokens and a longer token
-//! that contains a shorter one wins where both match.
+//! that contains a shorter one wins where both match. The same matcher also lists every
+//! occurrence, overlapping ones included (to refuse a disallowed token wherever it occurs),
+//! and tells whether an occurrence overlaps a range of bytes (so a cut never splits one).
 
 use aho_corasick::{AhoCorasick, MatchKind};
+use std::sync::OnceLock;
 
-/// A piece of text cut by [`SpecialMatcher::for_each_segment`].
+/// A part of text cut by [`SpecialMatcher::for_each_segment`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Segment<'a> {
     /// Ordinary text between special tokens.
@@ -16,7 +19,12 @@ pub enum Segment<'a> {
 #[derive(Debug, Clone)]
 pub struct SpecialMatcher {
     tokens: Vec<Vec<u8>>,
+    /// Leftmost-longest, for cutting text into segments.
     ac: Option<AhoCorasick>,
+    /// Every occurrence, overlapping ones included; built at its first use, so a matcher
+    /// that only cuts segments (the counter's, a policy's subset) never builds it.
+    any: OnceLock<AhoCorasick>,
+    max_len: usize,
 }
 
 impl SpecialMatcher {
@@ -30,14 +38,15 @@ impl SpecialMatcher {
         let ac = if tokens.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(&tokens)
-                    .expect("special tokens are few and short"),
-            )
+            Some(automaton(&tokens, MatchKind::LeftmostLongest))
         };
-        SpecialMatcher { tokens, ac }
+        let max_len = tokens.iter().map(Vec::len).max().unwrap_or(0);
+        SpecialMatcher {
+            tokens,
+            ac,
+            any: OnceLock::new(),
+            max_len,
+        }
     }
 
     /// The tokens, in the order given.
@@ -47,6 +56,11 @@ impl SpecialMatcher {
 
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
+    }
+
+    /// The longest token, in bytes (0 when there are none).
+    pub fn max_len(&self) -> usize {
+        self.max_len
     }
 
     /// Yields the next match at or after `from` as `(start, end, index into tokens)`.
@@ -71,6 +85,42 @@ impl SpecialMatcher {
             f(Segment::Plain(&text[pos..]));
         }
     }
+
+    /// Every occurrence of every token as `(start, end, index into tokens)`, overlapping
+    /// ones included, in the order of their ends.
+    pub fn occurrences<'a>(
+        &'a self,
+        text: &'a [u8],
+    ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+        let any = (!self.tokens.is_empty()).then(|| {
+            self.any
+                .get_or_init(|| automaton(&self.tokens, MatchKind::Standard))
+        });
+        any.into_iter().flat_map(move |ac| {
+            ac.find_overlapping_iter(text)
+                .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+        })
+    }
+
+    /// Whether an occurrence of a token shares a byte with `text[from..to]`, or, for
+    /// `from == to`, straddles that offset (starts before it and ends after it). Looks only
+    /// at the bytes within [`SpecialMatcher::max_len`] of the range.
+    pub fn overlaps(&self, text: &[u8], from: usize, to: usize) -> bool {
+        let lo = from.saturating_sub(self.max_len);
+        let hi = (to + self.max_len).min(text.len());
+        if lo >= hi {
+            return false;
+        }
+        self.occurrences(&text[lo..hi])
+            .any(|(s, e, _)| lo + s < to && lo + e > from)
+    }
+}
+
+fn automaton(tokens: &[Vec<u8>], kind: MatchKind) -> AhoCorasick {
+    AhoCorasick::builder()
+        .match_kind(kind)
+        .build(tokens)
+        .expect("special tokens are few and short")
 }
 
 #[cfg(test)]
@@ -86,5 +136,25 @@ mod tests {
             Segment::Special(i) => seen.push(format!("s:{i}")),
         });
         assert_eq!(seen, vec!["p:x", "s:1", "s:0", "p:y"]);
+    }
+
+    #[test]
+    fn occurrences_include_overlapping_ones() {
+        let m = SpecialMatcher::new(&["<s>", "<s><s>"]);
+        let got: Vec<_> = m.occurrences(b"x<s><s>").collect();
+        assert_eq!(got, vec![(1, 4, 0), (1, 7, 1), (4, 7, 0)]);
+        assert_eq!(SpecialMatcher::new(&[""; 0]).occurrences(b"<s>").count(), 0);
+    }
+
+    #[test]
+    fn overlaps_a_range_or_straddles_an_offset() {
+        let m = SpecialMatcher::new(&["<|x|>"]);
+        let t = b"ab<|x|>cd";
+        // The token is bytes 2..7.
+        assert!(m.overlaps(t, 6, 8) && m.overlaps(t, 0, 3) && m.overlaps(t, 3, 3));
+        assert!(!m.overlaps(t, 7, 9) && !m.overlaps(t, 0, 2));
+        // An offset at either edge of the token does not straddle it.
+        assert!(!m.overlaps(t, 2, 2) && !m.overlaps(t, 7, 7));
+        assert!(!SpecialMatcher::new(&[""; 0]).overlaps(t, 3, 3));
     }
 }

@@ -7,7 +7,7 @@ from os import PathLike
 
 def core_version() -> str: ...
 
-# -- encoder (src/encode.rs, src/encode_bulk.rs) ---------------------------------------------
+# -- encoder (src/encode/, src/py/encoder.rs, src/py/stream.rs) -----------------------------
 
 class Encoder:
     """A byte-level BPE encoder/decoder; ``bytepair.Tokenizer`` wraps it."""

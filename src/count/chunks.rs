@@ -89,10 +89,7 @@ impl Counter {
 
     /// Some special-token occurrence starts before `c` and ends after it.
     pub(super) fn straddled(&self, text: &[u8], c: usize) -> bool {
-        self.specials.tokens().iter().any(|tok| {
-            let lo = (c + 1).saturating_sub(tok.len());
-            (lo..c).any(|p| text[p..].starts_with(tok))
-        })
+        self.specials.overlaps(text, c, c)
     }
 
     /// Cuts each source into spans and groups consecutive spans into chunks of about

@@ -1,17 +1,16 @@
 //! A Bloom filter over the pairs that phase 2 of BPE from whole characters looks up.
 //!
 //! Chinese has many distinct character pairs and few of them merge: under o200k 11% of the
-//! look-ups in phase 2 found a pair and the pair cache missed on 70% of them, each a probe
+//! look-ups in phase 2 find a pair and the pair cache misses on 70% of them, each a probe
 //! of the 4 MB pair table. Every pair of the table whose parts are both valid UTF-8, not
 //! both ASCII, is in the filter, so a pair it rejects has no merge; the others go to the
-//! pair cache as before. One bit per pair, 16 bits of filter per pair (6% false hits): two
-//! bits per pair in one word (1.2%) took more instructions to test than the extra false
-//! hits cost (o200k Chinese 279 -> 275 M instructions per 2 MB with one bit; 32 bits of
-//! filter per pair saved only 0.8 M more, for twice the memory).
+//! pair cache. One bit per pair, 16 bits of filter per pair (6% false hits): two bits per
+//! pair in one word (1.2%) take more instructions to test than the extra false hits cost
+//! (o200k Chinese, 275 M instructions per 2 MB with one bit, 279 M with two).
 
 use crate::TokenId;
 
-pub(super) struct PairFilter {
+pub(crate) struct PairFilter {
     words: Vec<u64>,
     /// `64 - log2(bits)`: the bit is the hash's top bits.
     shift: u32,
@@ -19,7 +18,7 @@ pub(super) struct PairFilter {
 
 impl PairFilter {
     /// A filter holding `pairs`, about 16 bits a pair (o200k's 61k pairs: 128 KB).
-    pub(super) fn new(pairs: &[(TokenId, TokenId)]) -> Self {
+    pub(crate) fn new(pairs: &[(TokenId, TokenId)]) -> Self {
         let words = (pairs.len() * 16 / 64).next_power_of_two().max(8);
         let mut filter = PairFilter {
             words: vec![0; words],
@@ -41,7 +40,7 @@ impl PairFilter {
 
     /// `false` when `(a, b)` is certainly not in the filter.
     #[inline]
-    pub(super) fn may_hold(&self, a: TokenId, b: TokenId) -> bool {
+    pub(crate) fn may_hold(&self, a: TokenId, b: TokenId) -> bool {
         let (i, m) = self.bits(a, b);
         self.words[i] & m == m
     }

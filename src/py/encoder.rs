@@ -6,8 +6,8 @@ use super::ints::Ints;
 use super::progress::ProgressBridge;
 use super::stream::PyStream;
 use super::text::{checked_str, str_bytes, str_list};
+use crate::encode::{self, Stream};
 use crate::encode::{char_spans, Encoder, SpecialPolicy};
-use crate::encode_bulk::{self, Stream};
 use crate::{Error, TokenId};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -272,26 +272,23 @@ impl PyEncoder {
         let mut lists: Vec<Option<Py<PyList>>> = (0..bytes.len()).map(|_| None).collect();
         let mut py_error = None;
         let result = py.detach(|| {
-            encode_bulk::encode_batch_each(
-                &self.inner,
-                &bytes,
-                &policy,
-                threads,
-                &mut |(start, block)| {
-                    Python::attach(|py| {
-                        for (i, ids) in block.iter().enumerate() {
-                            match ids_list(py, &self.ints, ids) {
-                                Ok(list) => lists[start + i] = Some(list.unbind()),
-                                Err(e) => {
-                                    py_error = Some(e);
-                                    return Err(Error::Interrupted);
-                                }
+            encode::encode_batch_each(&self.inner, &bytes, &policy, threads, &mut |(
+                start,
+                block,
+            )| {
+                Python::attach(|py| {
+                    for (i, ids) in block.iter().enumerate() {
+                        match ids_list(py, &self.ints, ids) {
+                            Ok(list) => lists[start + i] = Some(list.unbind()),
+                            Err(e) => {
+                                py_error = Some(e);
+                                return Err(Error::Interrupted);
                             }
                         }
-                        Ok(())
-                    })
-                },
-            )
+                    }
+                    Ok(())
+                })
+            })
         });
         match (result, py_error) {
             (_, Some(e)) => Err(e),
@@ -322,7 +319,7 @@ impl PyEncoder {
         let strs = str_list(texts)?;
         let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
         let each = py
-            .detach(|| encode_bulk::encode_batch(&self.inner, &bytes, &policy, threads))
+            .detach(|| encode::encode_batch(&self.inner, &bytes, &policy, threads))
             .map_err(|e| self.err(py, e))?;
         let total: usize = each.iter().map(Vec::len).sum();
         let ids = PyByteArray::new_with(py, total * 4, |buf| {
@@ -405,7 +402,7 @@ impl PyEncoder {
                     Err(Error::Interrupted)
                 }
             };
-            encode_bulk::encode_file(&self.inner, &path, &out_path, &policy, threads, &mut report)
+            encode::encode_file(&self.inner, &path, &out_path, &policy, threads, &mut report)
         });
         result.map_err(|e| bridge.error(py, e, self.inner.vocab_size()))
     }

@@ -4,7 +4,7 @@ use super::encoder::PyEncoder;
 use super::ids::ids_list;
 use super::text::str_bytes;
 use crate::encode::SpecialPolicy;
-use crate::encode_bulk::Stream;
+use crate::encode::Stream;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use std::sync::Mutex;

@@ -6,20 +6,20 @@
 //! characters' tokens skips all that.
 //!
 //! Phase 1 turns each character into the BPE of its bytes alone (one token for most; a rare
-//! character may stay two or three), phase 2 runs BPE from there. For a piece of valid UTF-8
+//! character may stay two or three), phase 2 runs BPE from there. For a pre-token of valid UTF-8
 //! this equals BPE from bytes when
 //! 1. the pair table is *monotone at characters*: a pair's priority is above the priority of
 //!    the merge that made each of its parts that is one whole multi-byte character (checked
 //!    at construction; extended vocabularies such as Qwen3.5's build tokens of several
 //!    characters from later ones, which this allows), and
 //! 2. no valid token that *straddles* a character boundary while starting or ending inside a
-//!    character occurs in the piece (an Aho-Corasick search over those tokens).
+//!    character occurs in the pre-token (an Aho-Corasick search over those tokens).
 //!
 //! Why. Call a part *aligned* when it starts and ends on character boundaries (its bytes tell:
 //! it starts with a non-continuation byte and ends with a whole character). Every part BPE
 //! ever forms is a valid token (BPE restricted to a part's span is BPE of those bytes alone).
 //! A merge across a character boundary with an unaligned part would form, or take as a part,
-//! a valid straddling token that is a substring of the piece; (2) rules that out. So every
+//! a valid straddling token that is a substring of the pre-token; (2) rules that out. So every
 //! merge of BPE from bytes (call it R) is inside one character, where it runs as BPE of that
 //! character alone, or joins two aligned parts. The aligned parts of R and of BPE from phase
 //! 1 (P) differ only in the characters R has not finished yet. Take R's k-th merge across
@@ -29,23 +29,31 @@
 //! made(c)) is still to come in R, so p <= made(c), and by (1) the pair's priority is above
 //! made(c). Equal priorities mean the same pair, so ties go the same way. When R ends, every
 //! character is finished and P is in R's final state, with no pair left to merge.
+//!
+//! Files: this one holds [`CharStart`] and phase 1 and 2; `build.rs` the check of (1) and the
+//! tables; `windows.rs` the filter that spares most pre-tokens the search for (2).
 
+use super::bpe::{lowest_pair, merge_at, merge_scan};
 use super::filter::PairFilter;
-use super::{lowest_pair, merge_at, merge_scan, Encoder, NONE};
+use super::pair_table::NONE;
+use super::Encoder;
 use crate::TokenId;
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::AhoCorasick;
+use windows::Windows;
 
-/// Pieces of up to this many parts after phase 1 start from characters; longer ones go to
-/// the heap from bytes. Chinese merges few pairs (0.3 a piece under o200k), so the scan stays
-/// cheap on long runs of Han characters. With 64 (as before), and byte units only in pieces
-/// of up to 64 bytes, 244 pieces of 4 MB of Chinese went to the heap under o200k, 8.7 M
-/// instructions; with 256, 46 (ASCII ones), 4.5 M. 1024 gained nothing more.
+mod build;
+mod windows;
+
+/// Pre-tokens of up to this many parts after phase 1 start from characters; longer ones go
+/// to the heap from bytes. Chinese merges few pairs (0.3 a pre-token under o200k), so the
+/// scan stays cheap on long runs of Han characters: with 256, 46 pre-tokens of 4 MB of
+/// Chinese go to the heap under o200k (4.5 M instructions), with 64, 244 (8.7 M).
 const PARTS: usize = 256;
 
 /// Marks an entry of [`CharStart::bmp`] as an index into `multi` (ids are below 2^26); such
 /// an entry is also one part of phase 1, tagged `UNALIGNED`, expanded only at the end.
 const MULTI: TokenId = 1 << 31;
-/// Tags on a part while [`CharStart::bpe`] runs: a piece of a character (never merges
+/// Tags on a part while [`CharStart::bpe`] runs: a fragment of a character (never merges
 /// again), a part made of ASCII bytes only, and a part made from a byte unit (its pairs are
 /// not in the filter: they go to the pair table).
 const UNALIGNED: TokenId = 1 << 30;
@@ -67,305 +75,54 @@ pub(super) struct CharStart {
     /// with a non-continuation byte after its first (`None` if there are none).
     straddlers: Option<AhoCorasick>,
     /// The bytes around the first character boundary inside each straddler (see [`Windows`]):
-    /// a piece with none of them at its boundaries holds no straddler, without the search.
+    /// a pre-token with none of them at its boundaries holds no straddler, without the search.
     windows: Windows,
     /// The pairs of the table whose parts are valid UTF-8 and not both ASCII: phase 2 looks
     /// up no other pair of a non-ASCII part.
     filter: PairFilter,
 }
 
-/// Where a straddler can occur. A straddler `t` has a non-continuation byte after its first;
-/// the first such, `t[k]`, sits on a character boundary of any valid UTF-8 text holding `t`.
-/// So an occurrence puts `t[k-1], t[k], t[k+1]` (or `t[k-1], t[k]` when `t` ends at `k`)
-/// around some boundary of the piece. Checking each boundary here is a few instructions per
-/// character; the Aho-Corasick search then runs on 6% of o200k's Chinese pieces with a
-/// multi-byte character instead of all (5.7% really hold a straddler).
-struct Windows {
-    /// `1 + (t[k-1] << 16 | t[k] << 8 | t[k+1])`, open addressing, 0 = empty.
-    three: Vec<u32>,
-    /// Bit `t[k-1] << 8 | t[k]` of straddlers that end at `k`.
-    two: Vec<u64>,
-    /// [`Windows::hit`] at a boundary between a multi-byte character and a 3-byte one (most
-    /// of Chinese), as one bit of the 16 that vary: the low 6 bits of the byte before, the
-    /// low 4 of the lead byte, the low 6 of the next.
-    after_multi: Box<[u64; 1 << 10]>,
-    /// Bit `cp >> 6` of each 3-byte character `cp` that some bit of `after_multi` has (the
-    /// lead byte and the next are the code point's top 10 bits): under o200k 26 of the 384
-    /// blocks of 64 Han characters, so most Han characters skip `after_multi`.
-    blocks: [u64; 16],
-}
-
-impl Windows {
-    fn new(straddlers: &[&[u8]]) -> Self {
-        let mut keys = Vec::new();
-        let mut two = vec![0u64; 1 << 10];
-        for t in straddlers {
-            let Some(k) = (1..t.len()).find(|&k| t[k] & 0xC0 != 0x80) else {
-                continue;
-            };
-            match t.get(k + 1) {
-                Some(&next) => keys.push(window(t[k - 1], t[k], next)),
-                None => {
-                    let bit = (t[k - 1] as usize) << 8 | t[k] as usize;
-                    two[bit >> 6] |= 1 << (bit & 63);
-                }
-            }
-        }
-        // At most a quarter full: a look-up of an absent window (nearly all) ends at once.
-        let mut three = vec![0u32; (keys.len() * 4).next_power_of_two().max(64)];
-        for key in keys {
-            let mut i = Self::slot(key, three.len());
-            while three[i] != 0 && three[i] != key {
-                i = (i + 1) & (three.len() - 1);
-            }
-            three[i] = key;
-        }
-        let mut windows = Windows {
-            three,
-            two,
-            after_multi: Box::new([0; 1 << 10]),
-            blocks: [0; 16],
-        };
-        for bits in 0..1usize << 16 {
-            let window = [
-                0x80 | (bits >> 10) as u8,
-                0xE0 | (bits >> 6 & 0xF) as u8,
-                0x80 | (bits & 0x3F) as u8,
-            ];
-            if windows.hit(&window, 1) {
-                windows.after_multi[bits >> 6] |= 1 << (bits & 63);
-                let block = bits & 0x3FF;
-                windows.blocks[block >> 6] |= 1 << (block & 63);
-            }
-        }
-        windows
-    }
-
-    /// [`Windows::hit`] before the 3-byte character `cp` spelt `lead, next, _` that follows
-    /// `before`, the last byte of a multi-byte character.
-    #[inline]
-    fn after_multi(&self, before: u8, cp: usize, lead: u8, next: u8) -> bool {
-        if self.blocks[cp >> 12] >> (cp >> 6 & 63) & 1 == 0 {
-            return false;
-        }
-        let bits =
-            (before as usize & 0x3F) << 10 | (lead as usize & 0xF) << 6 | (next as usize & 0x3F);
-        self.after_multi[bits >> 6] >> (bits & 63) & 1 != 0
-    }
-
-    #[inline]
-    fn slot(key: u32, len: usize) -> usize {
-        (key.wrapping_mul(0x9E37_79B1) >> (32 - len.trailing_zeros())) as usize
-    }
-
-    /// Whether a straddler could occur across the boundary before `piece[i]` (`0 < i`).
-    #[inline]
-    fn hit(&self, piece: &[u8], i: usize) -> bool {
-        let (a, b) = (piece[i - 1], piece[i]);
-        let bit = (a as usize) << 8 | b as usize;
-        if self.two[bit >> 6] >> (bit & 63) & 1 != 0 {
-            return true;
-        }
-        let Some(&c) = piece.get(i + 1) else {
-            return false;
-        };
-        let key = window(a, b, c);
-        let mut j = Self::slot(key, self.three.len());
-        loop {
-            match self.three[j] {
-                0 => return false,
-                k if k == key => return true,
-                _ => j = (j + 1) & (self.three.len() - 1),
-            }
-        }
-    }
-}
-
-#[inline]
-fn window(a: u8, b: u8, c: u8) -> u32 {
-    1 + ((a as u32) << 16 | (b as u32) << 8 | c as u32)
-}
-
 impl CharStart {
-    /// `splits[i]` is vocab entry `i`'s last merge `(left, right, priority)` when it is a valid
-    /// multi-byte token; `valid[i]` whether it is valid. `None` if the table is not monotone at
-    /// characters (see the module docs).
-    pub(super) fn new(
-        enc: &Encoder,
-        vocab: &[(TokenId, Vec<u8>)],
-        splits: &[Option<(TokenId, TokenId, u32)>],
-        valid: &[bool],
-        merges: Option<&[(Vec<u8>, Vec<u8>)]>,
-    ) -> Option<Self> {
-        // The priority of the merge that makes each valid token (`LEAF` for single bytes,
-        // `NONE` for tokens BPE never forms: pairs with such a part never merge).
-        const LEAF: u32 = NONE - 1;
-        let mut made = vec![NONE; enc.vocab_size()];
-        for (((id, t), split), ok) in vocab.iter().zip(splits).zip(valid) {
-            made[*id as usize] = match split {
-                _ if t.len() == 1 => LEAF,
-                Some((_, _, p)) if *ok => *p,
-                _ => NONE,
-            };
-        }
-        // Whether each id is one whole multi-byte character (its `made` is then checked).
-        let mut character = vec![false; enc.vocab_size()];
-        for (id, t) in vocab {
-            if let Ok(s) = std::str::from_utf8(t) {
-                character[*id as usize] = t.len() > 1 && s.chars().nth(1).is_none();
-            }
-        }
-        let below = |part: TokenId, p: u32| {
-            let m = made[part as usize];
-            !character[part as usize] || m == LEAF || m < p
-        };
-        let monotone = |a: TokenId, b: TokenId, p: u32| {
-            let (ma, mb) = (made[a as usize], made[b as usize]);
-            ma == NONE || mb == NONE || (below(a, p) && below(b, p))
-        };
-        match merges {
-            // TokenId mode: the table holds exactly the canonical splits.
-            None => {
-                if !splits.iter().flatten().all(|&(a, b, p)| monotone(a, b, p)) {
-                    return None;
-                }
-            }
-            // Merges mode: every merge in the table (a repeated one keeps its first priority).
-            Some(merges) => {
-                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
-                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
-                for (p, (a, b)) in merges.iter().enumerate() {
-                    let (Some(&ia), Some(&ib)) = (ids.get(a.as_slice()), ids.get(b.as_slice()))
-                    else {
-                        continue;
-                    };
-                    let (q, _) = enc.pair(ia, ib);
-                    if q == p as u32 && !monotone(ia, ib, q) {
-                        return None;
-                    }
-                }
-            }
-        }
-
-        // Every pair of the table (rank mode: exactly the canonical splits).
-        let table: Vec<(TokenId, TokenId)> = match merges {
-            None => splits.iter().flatten().map(|&(a, b, _)| (a, b)).collect(),
-            Some(merges) => {
-                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
-                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
-                merges
-                    .iter()
-                    .filter_map(|(a, b)| Some((*ids.get(a.as_slice())?, *ids.get(b.as_slice())?)))
-                    .filter(|&(a, b)| enc.pair(a, b).0 != NONE)
-                    .collect()
-            }
-        };
-        let text = |id: TokenId| {
-            let t = enc.token_bytes(id).expect("a pair's part is a token");
-            (std::str::from_utf8(t).is_ok(), t.is_ascii())
-        };
-        let filtered: Vec<(TokenId, TokenId)> = table
-            .into_iter()
-            .filter(|&(a, b)| {
-                let ((ua, aa), (ub, ab)) = (text(a), text(b));
-                ua && ub && !(aa && ab)
-            })
-            .collect();
-        let filter = PairFilter::new(&filtered);
-
-        let mut bmp = Box::new([NONE; 1 << 16]);
-        let mut straddlers: Vec<&[u8]> = Vec::new();
-        for ((id, t), &ok) in vocab.iter().zip(valid) {
-            if !ok {
-                continue;
-            }
-            match std::str::from_utf8(t) {
-                Ok(s) => {
-                    let mut cs = s.chars();
-                    if let (Some(c), None) = (cs.next(), cs.next()) {
-                        if (c as u32) < 1 << 16 {
-                            bmp[c as usize] = *id;
-                        }
-                    }
-                }
-                Err(_) => {
-                    if t[1..].iter().any(|&b| b & 0xC0 != 0x80) {
-                        straddlers.push(t);
-                    }
-                }
-            }
-        }
-        let windows = Windows::new(&straddlers);
-        let straddlers = (!straddlers.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .kind(Some(AhoCorasickKind::DFA))
-                .build(&straddlers)
-                .expect("straddling tokens are short")
-        });
-        let mut multi = Vec::new();
-        let mut buf = [0u8; 4];
-        let mut parts = Vec::new();
-        for c in (0..1u32 << 16).filter_map(char::from_u32) {
-            if bmp[c as usize] == NONE {
-                parts.clear();
-                enc.bpe(c.encode_utf8(&mut buf).as_bytes(), &mut parts);
-                // BPE of a valid token's bytes is that token, already in `bmp`.
-                debug_assert!((2..=3).contains(&parts.len()));
-                let mut three = [NONE; 3];
-                three[..parts.len()].copy_from_slice(&parts);
-                bmp[c as usize] = MULTI | multi.len() as TokenId;
-                multi.push(three);
-            }
-        }
-        Some(CharStart {
-            bmp,
-            multi,
-            straddlers,
-            windows,
-            filter,
-        })
-    }
-
-    /// BPE of `piece` from its characters' tokens, appended to `out`; `false` (and nothing
-    /// appended) when the piece does not qualify: not valid UTF-8, more than [`PARTS`] parts
-    /// after phase 1, or a straddler in a piece of over 256 bytes. `pair` gives `(priority,
-    /// merged id)`. The result is right for any piece; the caller passes only pieces with a
+    /// BPE of `pretoken` from its characters' tokens, appended to `out`; `false` (and nothing
+    /// appended) when the pre-token does not qualify: not valid UTF-8, more than [`PARTS`] parts
+    /// after phase 1, or a straddler in a pre-token of over 256 bytes. `pair` gives `(priority,
+    /// merged id)`. The result is right for any pre-token; the caller passes only pre-tokens with a
     /// non-ASCII byte, the only ones that gain.
     ///
     /// Phase 2 looks up only pairs of *aligned* parts (whole characters and what they merge
-    /// into): a part that is a piece of a character never merges again. Inside its character
+    /// into): a part that is a fragment of a character never merges again. Inside its character
     /// its pairs are final (BPE of the character alone stopped there), and a merge across the
-    /// character's edge would make a straddling token, which the piece does not hold; so the
+    /// character's edge would make a straddling token, which the pre-token does not hold; so the
     /// merges of phase 2, all of which join aligned parts (see the module docs), run the same
     /// with those pairs left out. Parts carry tags in their high bits while this runs. A pair
     /// of aligned parts not both ASCII is looked up only when the [`PairFilter`] may hold it
     /// (under o200k, 86k of the 578k such pairs in 4 MB of Chinese).
     ///
-    /// A piece that holds straddlers starts from bytes in the characters they touch (and from
+    /// A pre-token that holds straddlers starts from bytes in the characters they touch (and from
     /// whole characters elsewhere): the argument of the module docs holds for any split of
-    /// the piece into *units* that no token occurrence crosses from inside a unit, and a
-    /// straddler then starts and ends on byte units. Under o200k 5% of Chinese pieces hold
+    /// the pre-token into *units* that no token occurrence crosses from inside a unit, and a
+    /// straddler then starts and ends on byte units. Under o200k 5% of Chinese pre-tokens hold
     /// one (mostly a space and the first two bytes of a Han character, ` \xe6\x9f`).
     #[inline]
     pub(super) fn bpe(
         &self,
         enc: &Encoder,
-        piece: &[u8],
+        pretoken: &[u8],
         out: &mut Vec<TokenId>,
         scratch: &mut Scratch,
         mut pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) -> bool {
-        let Some(mut start) = self.start::<false>(enc, piece, &[0; 4], scratch, &mut pair) else {
+        let Some(mut start) = self.start::<false>(enc, pretoken, &[0; 4], scratch, &mut pair)
+        else {
             return false;
         };
         if start.maybe_straddler {
             if let Some(ac) = &self.straddlers {
-                // Bit `i` is `piece[i]`, for pieces of up to 256 bytes.
+                // Bit `i` is `pretoken[i]`, for pre-tokens of up to 256 bytes.
                 let mut bytes = [0u64; 4];
                 let mut any = false;
-                for m in ac.find_overlapping_iter(piece) {
-                    if piece.len() > 256 {
+                for m in ac.find_overlapping_iter(pretoken) {
+                    if pretoken.len() > 256 {
                         return false;
                     }
                     for j in m.range() {
@@ -374,7 +131,7 @@ impl CharStart {
                     any = true;
                 }
                 if any {
-                    match self.start::<true>(enc, piece, &bytes, scratch, &mut pair) {
+                    match self.start::<true>(enc, pretoken, &bytes, scratch, &mut pair) {
                         Some(s) => start = s,
                         None => return false,
                     }
@@ -413,14 +170,14 @@ impl CharStart {
 
     /// Phase 1 into `scratch`: each character's BPE, tagged, then the pairs between parts
     /// (see [`aligned`]). With `BYTES`, the characters that touch a set bit of `bytes` (bit
-    /// `i` is `piece[i]`) start from their bytes instead, tagged [`RAW`]. `None` when the
-    /// piece is not valid UTF-8 or has more than [`PARTS`] parts. The pairs of two aligned
+    /// `i` is `pretoken[i]`) start from their bytes instead, tagged [`RAW`]. `None` when the
+    /// pre-token is not valid UTF-8 or has more than [`PARTS`] parts. The pairs of two aligned
     /// parts are looked up after the decoding loop: inside it they made it spill registers.
     #[inline(always)]
     fn start<const BYTES: bool>(
         &self,
         enc: &Encoder,
-        piece: &[u8],
+        pretoken: &[u8],
         bytes: &[u64; 4],
         scratch: &mut Scratch,
         pair: &mut impl FnMut(TokenId, TokenId) -> (u32, TokenId),
@@ -444,9 +201,9 @@ impl CharStart {
                 multi = true;
             }};
         }
-        while i < piece.len() {
+        while i < pretoken.len() {
             // One slice pattern per length (strict UTF-8: one spelling per character).
-            let (t, len) = match piece[i..] {
+            let (t, len) = match pretoken[i..] {
                 [b0 @ 0xE0..=0xEF, b1, b2, ..]
                     if ((b1 as u16) << 8 | b2 as u16) & 0xC0C0 == 0x8080
                         && !(b0 == 0xE0 && b1 < 0xA0 || b0 == 0xED && b1 >= 0xA0) =>
@@ -455,33 +212,33 @@ impl CharStart {
                         | (b1 as usize & 0x3F) << 6
                         | (b2 as usize & 0x3F);
                     if !BYTES && i > 0 {
-                        let before = piece[i - 1];
+                        let before = pretoken[i - 1];
                         maybe_straddler |= if before >= 0x80 {
                             self.windows.after_multi(before, cp, b0, b1)
                         } else {
-                            self.windows.hit(piece, i)
+                            self.windows.hit(pretoken, i)
                         };
                     }
                     (self.bmp[cp], 3)
                 }
                 [b0 @ 0..=0x7F, ..] => {
                     if !BYTES && i > 0 {
-                        maybe_straddler |= self.windows.hit(piece, i);
+                        maybe_straddler |= self.windows.hit(pretoken, i);
                     }
                     (enc.byte_ids[b0 as usize] | ASCII, 1)
                 }
                 [b0 @ 0xC2..=0xDF, b1, ..] if b1 & 0xC0 == 0x80 => {
                     if !BYTES && i > 0 {
-                        maybe_straddler |= self.windows.hit(piece, i);
+                        maybe_straddler |= self.windows.hit(pretoken, i);
                     }
                     (
                         self.bmp[(b0 as usize & 0x1F) << 6 | (b1 as usize & 0x3F)],
                         2,
                     )
                 }
-                _ => match char_len(&piece[i..]) {
+                _ => match char_len(&pretoken[i..]) {
                     Some(4) => {
-                        maybe_straddler |= !BYTES && i > 0 && self.windows.hit(piece, i);
+                        maybe_straddler |= !BYTES && i > 0 && self.windows.hit(pretoken, i);
                         (NONE, 4)
                     }
                     _ => return None,
@@ -491,7 +248,7 @@ impl CharStart {
                 return None;
             }
             if BYTES && (i..i + len).any(|j| bytes[j / 64] >> (j % 64) & 1 != 0) {
-                for &b in &piece[i..i + len] {
+                for &b in &pretoken[i..i + len] {
                     push!(enc.byte_ids[b as usize] | RAW);
                 }
             } else if t & MULTI == 0 {
@@ -500,7 +257,7 @@ impl CharStart {
                 multi!(t);
             } else {
                 // A 4-byte character: BPE of its bytes alone.
-                let c = &piece[i..i + 4];
+                let c = &pretoken[i..i + 4];
                 let mut parts = [0 as TokenId; 4];
                 let mut byte_prio = [(NONE, NONE); 4];
                 for (k, &b) in c.iter().enumerate() {
@@ -523,14 +280,14 @@ impl CharStart {
             // E1 to EC need no check beyond continuation bytes), in a loop of its own:
             // the byte before each is the last of the one before.
             if !BYTES && len == 3 {
-                while let [b0 @ 0xE1..=0xEC, b1, b2, ..] = piece[i..] {
+                while let [b0 @ 0xE1..=0xEC, b1, b2, ..] = pretoken[i..] {
                     if ((b1 as u16) << 8 | b2 as u16) & 0xC0C0 != 0x8080 || n + 3 > PARTS {
                         break;
                     }
                     let cp = (b0 as usize & 0x0F) << 12
                         | (b1 as usize & 0x3F) << 6
                         | (b2 as usize & 0x3F);
-                    maybe_straddler |= self.windows.after_multi(piece[i - 1], cp, b0, b1);
+                    maybe_straddler |= self.windows.after_multi(pretoken[i - 1], cp, b0, b1);
                     let t = self.bmp[cp];
                     if t & MULTI == 0 {
                         push!(t);
@@ -572,8 +329,8 @@ struct Start {
 
 /// The scan's merge loop (as [`merge_scan`]) over phase 1's parts, counting the pairs that
 /// merge: it ends when none is left instead of scanning once more to find none, and it
-/// takes the first merge from phase 1. Under o200k most Chinese pieces merge once or not at
-/// all, so most pieces scan for the lowest pair never or once.
+/// takes the first merge from phase 1. Under o200k most Chinese pre-tokens merge once or not at
+/// all, so most pre-tokens scan for the lowest pair never or once.
 #[inline(always)]
 fn merge_live(
     ids: &mut [TokenId; PARTS],
@@ -608,7 +365,7 @@ fn merge_live(
 }
 
 /// The scan's arrays for [`CharStart::bpe`], kept per thread: a fresh pair of stack arrays
-/// cost a 768-byte fill per piece.
+/// cost a 768-byte fill per pre-token.
 pub(super) struct Scratch {
     ids: [TokenId; PARTS],
     prio: [(u32, TokenId); PARTS],
@@ -737,13 +494,13 @@ mod tests {
     #[test]
     fn char_start_equals_bpe_from_bytes() {
         let mut rng = Lcg(7);
-        // Pieces taken, and those of them holding a straddler (byte units) or a character of
+        // Pre-tokens taken, and those of them holding a straddler (byte units) or a character of
         // several tokens: each path must run, else this test would prove nothing about it.
         let (mut taken, mut with_bytes, mut with_multi) = (0, 0, 0);
         for round in 0..30 {
             let merges = random_merges(&mut rng, 10 + 4 * round);
             let vocab = vocab_of(&merges);
-            // TokenId mode: ranks in merge order (bytes keep their ids below 256).
+            // Rank mode: ranks in merge order (bytes keep their ids below 256).
             for mode in [Some(merges.as_slice()), None] {
                 let fast = Encoder::new(vocab.clone(), mode, vec![], r"(?s).+").unwrap();
                 assert!(fast.chars.is_some(), "grown merges are monotone");
@@ -846,10 +603,10 @@ mod tests {
         );
     }
 
-    /// The window filter has no false negatives (a piece holding a straddler has a window at
-    /// one of its character boundaries), and it does clear pieces (else it saves nothing).
+    /// The window filter has no false negatives (a pre-token holding a straddler has a window at
+    /// one of its character boundaries), and it does clear pre-tokens (else it saves nothing).
     #[test]
-    fn windows_flag_every_piece_that_holds_a_straddler() {
+    fn windows_flag_every_pretoken_that_holds_a_straddler() {
         let mut rng = Lcg(11);
         let (mut held, mut cleared) = (0, 0);
         for round in 0..20 {

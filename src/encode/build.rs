@@ -1,0 +1,187 @@
+//! Building an encoder: the vocab checked, the pair table from merges (or from ranks, see
+//! `rank_table`), the decoder's bytes, and the whole-token tables.
+
+use super::chars::CharStart;
+use super::pair_table::{PairTable, NONE};
+use super::pretoken_cache::short_key;
+use super::Encoder;
+use crate::special::SpecialMatcher;
+use crate::split::Splitter;
+use crate::{Error, TokenId};
+use rustc_hash::FxHashMap;
+use thread_local::ThreadLocal;
+
+/// Ids at or above this are refused: the decoder keeps a dense table indexed by id.
+const MAX_ID: usize = 1 << 26;
+
+/// [`Encoder::build`]: checks the vocab, then fills the tables.
+pub(super) fn encoder(
+    vocab: Vec<(TokenId, Vec<u8>)>,
+    merges: Option<&[(Vec<u8>, Vec<u8>)]>,
+    specials: Vec<(Vec<u8>, TokenId)>,
+    pattern: &str,
+    ignore_merges: bool,
+) -> Result<Encoder, Error> {
+    let splitter = Splitter::new(pattern)?;
+    let builtin_pattern = splitter.is_builtin();
+
+    let mut ids: FxHashMap<&[u8], TokenId> = FxHashMap::default();
+    ids.reserve(vocab.len());
+    let mut max_id = 0usize;
+    for (id, b) in &vocab {
+        if b.is_empty() {
+            return Err(Error::InvalidVocab {
+                reason: format!("id {id} has empty bytes"),
+            });
+        }
+        if let Some(other) = ids.insert(b.as_slice(), *id) {
+            return Err(Error::InvalidVocab {
+                reason: format!("ids {other} and {id} both map to {b:?}"),
+            });
+        }
+        max_id = max_id.max(*id as usize);
+    }
+    for (t, id) in &specials {
+        if t.is_empty() {
+            return Err(Error::InvalidVocab {
+                reason: format!("special token id {id} is empty"),
+            });
+        }
+        max_id = max_id.max(*id as usize);
+    }
+    if max_id >= MAX_ID {
+        return Err(Error::InvalidVocab {
+            reason: format!("id {max_id} is too large: ids must be below {MAX_ID}"),
+        });
+    }
+    let mut byte_ids = [NONE; 256];
+    for (b, slot) in byte_ids.iter_mut().enumerate() {
+        *slot = *ids.get(&[b as u8][..]).ok_or_else(|| Error::InvalidVocab {
+            reason: format!(
+                "the vocab lacks the single byte {b:#04x}; a byte-level vocab needs all 256"
+            ),
+        })?;
+    }
+
+    let mut pairs = PairTable::default();
+    // Rank mode: filled below, in rank order, with each token's canonical merge.
+    if let Some(merges) = merges {
+        let mut ab = Vec::new();
+        for (prio, (a, b)) in merges.iter().enumerate() {
+            ab.clear();
+            ab.extend_from_slice(a);
+            ab.extend_from_slice(b);
+            // A merge into a special token's bytes cannot apply: specials are never
+            // part of a merge.
+            let (Some(&ia), Some(&ib), Some(&iab)) = (
+                ids.get(a.as_slice()),
+                ids.get(b.as_slice()),
+                ids.get(ab.as_slice()),
+            ) else {
+                continue;
+            };
+            // A repeated merge keeps its first (highest) priority.
+            pairs.insert_first(ia, ib, (prio as u32, iab));
+        }
+    }
+
+    let mut bytes = Vec::new();
+    let mut spans = vec![(1u32, 0u32); max_id + 1];
+    for (id, b) in &vocab {
+        spans[*id as usize] = (bytes.len() as u32, (bytes.len() + b.len()) as u32);
+        bytes.extend_from_slice(b);
+    }
+    for (t, id) in &specials {
+        spans[*id as usize] = (bytes.len() as u32, (bytes.len() + t.len()) as u32);
+        bytes.extend_from_slice(t);
+    }
+
+    let special_matcher = SpecialMatcher::new(&specials.iter().map(|(t, _)| t).collect::<Vec<_>>());
+
+    let mut enc = Encoder {
+        byte_ids,
+        pairs,
+        byte_pairs: vec![(NONE, NONE); 1 << 16],
+        whole: FxHashMap::default(),
+        whole_long: FxHashMap::default(),
+        unbuilt: FxHashMap::default(),
+        unbuilt_long: FxHashMap::default(),
+        bytes,
+        spans,
+        specials,
+        special_matcher,
+        splitter,
+        builtin_pattern,
+        rank_mode: merges.is_none(),
+        rank_merges: Vec::new(),
+        chars: None,
+        cache: ThreadLocal::new(),
+    };
+    // Merges mode: the whole-token short-cut is exact only for tokens that BPE rebuilds
+    // from their bytes. Rank mode and `ignore_merges`: the rule *is* the short-cut first
+    // (a pre-token that is a token is that token), even for tokens no merge reaches;
+    // Llama 3's rank table has such tokens.
+    enc.fill_byte_pairs();
+    // Each token's last merge (left, right, priority) if BPE of its bytes is itself.
+    let splits: Vec<Option<(TokenId, TokenId, u32)>> = match merges {
+        None => enc.build_rank_table(&vocab),
+        Some(_) => vocab.iter().map(|(id, t)| enc.last_merge(*id, t)).collect(),
+    };
+    let valid: Vec<bool> = vocab
+        .iter()
+        .zip(&splits)
+        .map(|((_, t), split)| t.len() == 1 || split.is_some())
+        .collect();
+    enc.chars = CharStart::new(&enc, &vocab, &splits, &valid, merges);
+    let mut whole = FxHashMap::default();
+    whole.reserve(vocab.len());
+    let mut whole_long = FxHashMap::default();
+    let (mut unbuilt, mut unbuilt_long) = (FxHashMap::default(), FxHashMap::default());
+    for ((id, t), built) in vocab.into_iter().zip(valid) {
+        // Merges mode: only tokens BPE rebuilds take the short-cut (see above).
+        if !built && merges.is_some() && !ignore_merges {
+            continue;
+        }
+        match short_key(&t) {
+            Some(k) => {
+                if !built {
+                    unbuilt.insert(k, id);
+                }
+                whole.insert(k, id);
+            }
+            None => {
+                if !built {
+                    unbuilt_long.insert(t.clone(), id);
+                }
+                whole_long.insert(t, id);
+            }
+        }
+    }
+    enc.whole = whole;
+    enc.whole_long = whole_long;
+    enc.unbuilt = unbuilt;
+    enc.unbuilt_long = unbuilt_long;
+    Ok(enc)
+}
+
+impl Encoder {
+    /// Merges mode: the last merge `(left, right, priority)` of BPE on `token`'s bytes, if
+    /// that BPE ends in `id` itself (single bytes have none). Runs the scan until two parts
+    /// are left: one more merge ends BPE, and only if it makes `id` is the token valid.
+    pub(super) fn last_merge(&self, id: TokenId, token: &[u8]) -> Option<(TokenId, TokenId, u32)> {
+        let mut ids: Vec<TokenId> = token.iter().map(|&b| self.byte_ids[b as usize]).collect();
+        while ids.len() > 2 {
+            let (p, at) = (0..ids.len() - 1)
+                .map(|i| (self.pair(ids[i], ids[i + 1]).0, i))
+                .min()?;
+            if p == NONE {
+                return None;
+            }
+            ids[at] = self.pair(ids[at], ids[at + 1]).1;
+            ids.remove(at + 1);
+        }
+        let [a, b] = ids[..] else { return None };
+        let (p, m) = self.pair(a, b);
+        (m == id && p != NONE).then_some((a, b, p))
+    }
+}

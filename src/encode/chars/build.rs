@@ -1,0 +1,152 @@
+//! Building [`CharStart`]: the monotonicity check, the characters' tokens, the straddling
+//! tokens and the pair filter.
+
+use super::windows::Windows;
+use super::{CharStart, MULTI};
+use crate::encode::filter::PairFilter;
+use crate::encode::pair_table::NONE;
+use crate::encode::Encoder;
+use crate::TokenId;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+impl CharStart {
+    /// `splits[i]` is vocab entry `i`'s last merge `(left, right, priority)` when it is a valid
+    /// multi-byte token; `valid[i]` whether it is valid. `None` if the table is not monotone at
+    /// characters (see the module docs).
+    pub(in crate::encode) fn new(
+        enc: &Encoder,
+        vocab: &[(TokenId, Vec<u8>)],
+        splits: &[Option<(TokenId, TokenId, u32)>],
+        valid: &[bool],
+        merges: Option<&[(Vec<u8>, Vec<u8>)]>,
+    ) -> Option<Self> {
+        // The priority of the merge that makes each valid token (`LEAF` for single bytes,
+        // `NONE` for tokens BPE never forms: pairs with such a part never merge).
+        const LEAF: u32 = NONE - 1;
+        let mut made = vec![NONE; enc.vocab_size()];
+        for (((id, t), split), ok) in vocab.iter().zip(splits).zip(valid) {
+            made[*id as usize] = match split {
+                _ if t.len() == 1 => LEAF,
+                Some((_, _, p)) if *ok => *p,
+                _ => NONE,
+            };
+        }
+        // Whether each id is one whole multi-byte character (its `made` is then checked).
+        let mut character = vec![false; enc.vocab_size()];
+        for (id, t) in vocab {
+            if let Ok(s) = std::str::from_utf8(t) {
+                character[*id as usize] = t.len() > 1 && s.chars().nth(1).is_none();
+            }
+        }
+        let below = |part: TokenId, p: u32| {
+            let m = made[part as usize];
+            !character[part as usize] || m == LEAF || m < p
+        };
+        let monotone = |a: TokenId, b: TokenId, p: u32| {
+            let (ma, mb) = (made[a as usize], made[b as usize]);
+            ma == NONE || mb == NONE || (below(a, p) && below(b, p))
+        };
+        match merges {
+            // Rank mode: the table holds exactly the canonical splits.
+            None => {
+                if !splits.iter().flatten().all(|&(a, b, p)| monotone(a, b, p)) {
+                    return None;
+                }
+            }
+            // Merges mode: every merge in the table (a repeated one keeps its first priority).
+            Some(merges) => {
+                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
+                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
+                for (p, (a, b)) in merges.iter().enumerate() {
+                    let (Some(&ia), Some(&ib)) = (ids.get(a.as_slice()), ids.get(b.as_slice()))
+                    else {
+                        continue;
+                    };
+                    let (q, _) = enc.pair(ia, ib);
+                    if q == p as u32 && !monotone(ia, ib, q) {
+                        return None;
+                    }
+                }
+            }
+        }
+
+        // Every pair of the table (rank mode: exactly the canonical splits).
+        let table: Vec<(TokenId, TokenId)> = match merges {
+            None => splits.iter().flatten().map(|&(a, b, _)| (a, b)).collect(),
+            Some(merges) => {
+                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
+                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
+                merges
+                    .iter()
+                    .filter_map(|(a, b)| Some((*ids.get(a.as_slice())?, *ids.get(b.as_slice())?)))
+                    .filter(|&(a, b)| enc.pair(a, b).0 != NONE)
+                    .collect()
+            }
+        };
+        let text = |id: TokenId| {
+            let t = enc.token_bytes(id).expect("a pair's part is a token");
+            (std::str::from_utf8(t).is_ok(), t.is_ascii())
+        };
+        let filtered: Vec<(TokenId, TokenId)> = table
+            .into_iter()
+            .filter(|&(a, b)| {
+                let ((ua, aa), (ub, ab)) = (text(a), text(b));
+                ua && ub && !(aa && ab)
+            })
+            .collect();
+        let filter = PairFilter::new(&filtered);
+
+        let mut bmp = Box::new([NONE; 1 << 16]);
+        let mut straddlers: Vec<&[u8]> = Vec::new();
+        for ((id, t), &ok) in vocab.iter().zip(valid) {
+            if !ok {
+                continue;
+            }
+            match std::str::from_utf8(t) {
+                Ok(s) => {
+                    let mut cs = s.chars();
+                    if let (Some(c), None) = (cs.next(), cs.next()) {
+                        if (c as u32) < 1 << 16 {
+                            bmp[c as usize] = *id;
+                        }
+                    }
+                }
+                Err(_) => {
+                    if t[1..].iter().any(|&b| b & 0xC0 != 0x80) {
+                        straddlers.push(t);
+                    }
+                }
+            }
+        }
+        let windows = Windows::new(&straddlers);
+        let straddlers = (!straddlers.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .kind(Some(AhoCorasickKind::DFA))
+                .build(&straddlers)
+                .expect("straddling tokens are short")
+        });
+        let mut multi = Vec::new();
+        let mut buf = [0u8; 4];
+        let mut parts = Vec::new();
+        for c in (0..1u32 << 16).filter_map(char::from_u32) {
+            if bmp[c as usize] == NONE {
+                parts.clear();
+                enc.bpe(c.encode_utf8(&mut buf).as_bytes(), &mut parts);
+                // BPE of a valid token's bytes is that token, already in `bmp`.
+                debug_assert!((2..=3).contains(&parts.len()));
+                let mut three = [NONE; 3];
+                three[..parts.len()].copy_from_slice(&parts);
+                bmp[c as usize] = MULTI | multi.len() as TokenId;
+                multi.push(three);
+            }
+        }
+        Some(CharStart {
+            bmp,
+            multi,
+            straddlers,
+            windows,
+            filter,
+        })
+    }
+}

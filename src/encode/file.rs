@@ -1,0 +1,382 @@
+//! Files to `.npy`: a memory-mapped file cut at safe cuts (see `cut`) into chunks encoded
+//! on a thread pool, in waves, written as they finish. A file with no safe cut (a custom
+//! pattern) is encoded on one thread in chunks ([`Encoder::encode_in_chunks`]), writing the
+//! ids of each chunk as it goes.
+
+use super::batch::pool;
+use super::cut::next_cut;
+use super::npy::npy_header;
+use super::{Encoder, IdSink, SpecialPolicy};
+use crate::special::Segment;
+use crate::{Error, TokenId};
+use rayon::prelude::*;
+use std::io::{Seek, SeekFrom, Write};
+use std::ops::ControlFlow;
+use std::path::Path;
+
+/// Input bytes per chunk of `encode_file`: big enough to amortize the thread hand-off, small
+/// enough that a wave of chunks and their ids stays far below the 300 MB budget.
+const FILE_CHUNK: usize = 1 << 20;
+/// Chunks encoded per wave, per thread.
+const CHUNKS_PER_THREAD: usize = 4;
+/// A chunk longer than this (no safe cut near FILE_CHUNK) is encoded on its own, in chunks,
+/// instead of whole in a wave: its ids could fill memory, and Ctrl-C would wait for it.
+const LONG_CHUNK: usize = 4 * FILE_CHUNK;
+/// The page size `madvise` rounds to.
+const PAGE: usize = 4096;
+
+/// Encodes a file into a NumPy `.npy` array of ids (uint16 when the vocab fits, else uint32),
+/// written atomically. `progress(done_bytes, total_bytes)` is called after every wave and may
+/// stop the work by returning an error. Returns the number of tokens.
+pub fn encode_file(
+    enc: &Encoder,
+    path: &Path,
+    out_path: &Path,
+    policy: &SpecialPolicy,
+    threads: usize,
+    progress: &mut dyn FnMut(u64, u64) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    let io = |p: &Path, e: std::io::Error| Error::Io {
+        path: p.display().to_string(),
+        reason: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(|e| io(path, e))?;
+    let len = file.metadata().map_err(|e| io(path, e))?.len() as usize;
+    // SAFETY: the file is only read; a file truncated under us is the caller's race, as
+    // with any reader.
+    let map = if len == 0 {
+        None
+    } else {
+        Some(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(path, e))?)
+    };
+    let text: &[u8] = map.as_deref().unwrap_or(&[]);
+    if let Some(m) = &map {
+        let _ = m.advise(memmap2::Advice::Sequential);
+    }
+    let wide = enc.vocab_size() > 1 << 16;
+
+    let dir = out_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = out_path
+        .file_name()
+        .map_or("out.npy".into(), |n| n.to_string_lossy());
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let f = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        w.write_all(&npy_header(wide, 0)).map_err(|e| io(&tmp, e))?;
+        let pool = pool(threads)?;
+        let per_wave = pool.current_num_threads() * CHUNKS_PER_THREAD;
+        let mut count = 0u64;
+        let mut pos = 0usize;
+        let mut bytes = Vec::new();
+        let mut write = |ids: &[TokenId]| -> Result<(), Error> {
+            count += ids.len() as u64;
+            bytes.clear();
+            if wide {
+                bytes.extend(ids.iter().flat_map(|i| i.to_le_bytes()));
+            } else {
+                bytes.extend(ids.iter().flat_map(|&i| (i as u16).to_le_bytes()));
+            }
+            w.write_all(&bytes).map_err(|e| io(&tmp, e))
+        };
+        // Drop the pages before `done`, so resident memory stays flat on huge files.
+        let release = |done: usize| {
+            if let Some(m) = &map {
+                let done = done / PAGE * PAGE;
+                if done > 0 {
+                    // SAFETY: a read-only file mapping: dropped pages are re-read from the
+                    // file if touched again.
+                    let _ = unsafe {
+                        m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, done)
+                    };
+                }
+            }
+        };
+        while pos < text.len() {
+            // A wave of chunks for the pool, ended early by a chunk too long to hold.
+            let mut chunks = Vec::with_capacity(per_wave);
+            let mut long = None;
+            while chunks.len() < per_wave && pos < text.len() {
+                let end = next_cut(enc, text, pos + FILE_CHUNK);
+                if end - pos > LONG_CHUNK {
+                    long = Some(pos..end);
+                    pos = end;
+                    break;
+                }
+                chunks.push(&text[pos..end]);
+                pos = end;
+            }
+            let ids: Vec<Result<Vec<TokenId>, Error>> =
+                pool.install(|| chunks.par_iter().map(|c| enc.encode(c, policy)).collect());
+            for ids in ids {
+                write(&ids?)?;
+            }
+            // A long chunk (no safe cut, as with a custom pattern) on this thread, in chunks:
+            // its ids are written and Ctrl-C is seen every FILE_CHUNK bytes.
+            if let Some(range) = long {
+                let start = range.start;
+                let chunk = &text[range];
+                let utf8 = check_in_chunks(enc, chunk, policy, FILE_CHUNK, &mut |done| {
+                    release(start + done);
+                    progress(start as u64, text.len() as u64)
+                })?;
+                enc.encode_in_chunks(chunk, utf8, policy, FILE_CHUNK, &mut |ids, done| {
+                    write(ids)?;
+                    ids.clear();
+                    release(start + done);
+                    progress((start + done) as u64, text.len() as u64)
+                })?;
+            }
+            release(pos);
+            progress(pos as u64, text.len() as u64)?;
+        }
+        let mut f = w.into_inner().map_err(|e| io(&tmp, e.into_error()))?;
+        f.seek(SeekFrom::Start(0)).map_err(|e| io(&tmp, e))?;
+        f.write_all(&npy_header(wide, count))
+            .map_err(|e| io(&tmp, e))?;
+        f.sync_all().map_err(|e| io(&tmp, e))?;
+        Ok(count)
+    })();
+    match result {
+        Ok(count) => {
+            std::fs::rename(&tmp, out_path).map_err(|e| io(out_path, e))?;
+            Ok(count)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Checks `text` for disallowed special tokens and returns it as a `str` if it is UTF-8,
+/// `size` bytes at a time, calling `on_chunk(done)` after each chunk (which may stop the work).
+/// In chunks because one pass over a memory-mapped file maps all of it, unless the caller
+/// drops the pages behind.
+fn check_in_chunks<'a>(
+    enc: &Encoder,
+    text: &'a [u8],
+    policy: &SpecialPolicy,
+    size: usize,
+    on_chunk: &mut dyn FnMut(usize) -> Result<(), Error>,
+) -> Result<Option<&'a str>, Error> {
+    let mut utf8 = true;
+    let mut pos = 0;
+    while pos < text.len() {
+        // At least 4 bytes, one whole character, so that every chunk moves on.
+        let end = (pos + size.max(4)).min(text.len());
+        // A special token that crosses `pos` starts less than its length before it.
+        let from = pos.saturating_sub(enc.max_special_len().saturating_sub(1));
+        enc.check_disallowed(&text[from..end], policy)?;
+        let checked = if utf8 {
+            match std::str::from_utf8(&text[pos..end]) {
+                Ok(_) => end,
+                // A character cut by the chunk's end: check it with the next chunk.
+                Err(e) if e.error_len().is_none() && end < text.len() => pos + e.valid_up_to(),
+                Err(_) => {
+                    utf8 = false;
+                    end
+                }
+            }
+        } else {
+            end
+        };
+        pos = checked;
+        on_chunk(pos)?;
+    }
+    // SAFETY: when `utf8` is still true, every byte was checked above, in chunks that end on
+    // character boundaries.
+    Ok(utf8.then(|| unsafe { std::str::from_utf8_unchecked(text) }))
+}
+
+impl Encoder {
+    /// Encodes one long text in chunks, for files that cannot be cut: after the pre-token that
+    /// ends at or past each `size` bytes, `sink(ids, done)` gets the ids so far (to take
+    /// them away) and how many bytes of `text` they cover; it stops the work by returning
+    /// an error. Memory stays bounded by `size` whatever the length of `text`.
+    /// `text_utf8`, when given, is `text` known to be UTF-8, so a custom regex does not
+    /// validate it again. Unlike [`Encoder::encode`], this does not look for disallowed
+    /// special tokens: call [`Encoder::check_disallowed`] first (in chunks of its own, if
+    /// the text is a memory-mapped file, as `encode_file` does).
+    pub fn encode_in_chunks(
+        &self,
+        text: &[u8],
+        text_utf8: Option<&str>,
+        policy: &SpecialPolicy,
+        size: usize,
+        sink: &mut IdSink,
+    ) -> Result<(), Error> {
+        let base = text.as_ptr() as usize;
+        let mut out = Vec::new();
+        let mut next = size;
+        let mut stop = None;
+        let mut cache = self.cache.get_or_default().borrow_mut();
+        // Encode one pre-token; hand the ids over once past the next chunk.
+        let mut pretoken = |p: &[u8], out: &mut Vec<TokenId>| {
+            self.encode_pretoken(p, &mut cache, out);
+            let done = p.as_ptr() as usize - base + p.len();
+            if done >= next {
+                next = done + size;
+                if let Err(e) = sink(out, done) {
+                    return ControlFlow::Break(e);
+                }
+            }
+            ControlFlow::Continue(())
+        };
+        self.for_each_segment(text, policy, |seg| {
+            if stop.is_some() {
+                return;
+            }
+            let flow = match seg {
+                Segment::Special(i) => {
+                    out.push(self.specials[i].1);
+                    ControlFlow::Continue(())
+                }
+                Segment::Plain(plain) => {
+                    let from = plain.as_ptr() as usize - base;
+                    match text_utf8.and_then(|s| s.get(from..from + plain.len())) {
+                        Some(s) => self.splitter.try_for_each_str(s, |p| pretoken(p, &mut out)),
+                        None => self.splitter.try_for_each(plain, |p| pretoken(p, &mut out)),
+                    }
+                }
+            };
+            if let ControlFlow::Break(e) = flow {
+                stop = Some(e);
+            }
+        });
+        match stop {
+            Some(e) => Err(e),
+            None => sink(&mut out, text.len()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::test_vocab::bytes_encoder;
+
+    fn in_chunks(
+        enc: &Encoder,
+        text: &[u8],
+        utf8: bool,
+        size: usize,
+    ) -> (Vec<TokenId>, Vec<usize>) {
+        let policy = SpecialPolicy::all(enc.special_tokens().len());
+        let s = if utf8 {
+            std::str::from_utf8(text).ok()
+        } else {
+            None
+        };
+        let (mut ids, mut marks) = (Vec::new(), Vec::new());
+        enc.encode_in_chunks(text, s, &policy, size, &mut |got, done| {
+            ids.append(got);
+            marks.push(done);
+            Ok(())
+        })
+        .unwrap();
+        (ids, marks)
+    }
+
+    #[test]
+    fn encoding_in_chunks_equals_encoding_whole() {
+        let text = "héllo wörld  \n\n中文。\n<|x|>tail <|x|><|x|> end\t!".repeat(7);
+        let mut bad = text.clone().into_bytes();
+        bad.splice(9..9, *b"\xff\xe4\xb8");
+        for pattern in ["gpt2", "o200k", r"\S+|\s+", r"\p{L}+|\p{N}|[^\p{L}\p{N}]+"] {
+            let enc = bytes_encoder(pattern, &["<|x|>"]);
+            let policy = SpecialPolicy::all(1);
+            for (text, utf8) in [
+                (text.as_bytes(), true),
+                (text.as_bytes(), false),
+                (&bad, false),
+            ] {
+                let want = enc.encode(text, &policy).unwrap();
+                for size in [1, 5, 64, 1 << 20] {
+                    let (ids, marks) = in_chunks(&enc, text, utf8, size);
+                    assert_eq!(ids, want, "{pattern} chunk size {size}");
+                    // The marks grow, each chunk covers at least `size` bytes, the last is the end.
+                    assert!(marks.windows(2).all(|w| w[1] >= w[0]), "{marks:?}");
+                    assert_eq!(marks.last(), Some(&text.len()));
+                    assert!(
+                        marks.len() <= text.len() / size + 2,
+                        "{pattern} chunk size {size}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sink_error_stops_encoding_in_chunks_at_once() {
+        for pattern in ["gpt2", r"\S+|\s+"] {
+            let enc = bytes_encoder(pattern, &[]);
+            let text = "word ".repeat(10_000);
+            let mut calls = 0;
+            let r = enc.encode_in_chunks(
+                text.as_bytes(),
+                None,
+                &SpecialPolicy::all(0),
+                100,
+                &mut |_, done| {
+                    calls += 1;
+                    assert!(done < 200, "kept going after the error: {done}");
+                    Err(Error::Interrupted)
+                },
+            );
+            assert!(matches!(r, Err(Error::Interrupted)), "{pattern}");
+            assert_eq!(calls, 1, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn utf8_is_checked_in_chunks_across_cut_characters() {
+        let enc = bytes_encoder("gpt2", &[]);
+        let policy = SpecialPolicy::none(0);
+        let text = "aé中𝄞".repeat(50);
+        for size in 1..12 {
+            let mut ends = Vec::new();
+            let got = check_in_chunks(&enc, text.as_bytes(), &policy, size, &mut |d| {
+                ends.push(d);
+                Ok(())
+            });
+            assert_eq!(got.unwrap(), Some(text.as_str()), "chunk size {size}");
+            assert_eq!(ends.last(), Some(&text.len()));
+            // Every chunk ends on a character boundary.
+            assert!(ends.iter().all(|&d| text.is_char_boundary(d)));
+        }
+        let mut cut = text.as_bytes().to_vec();
+        cut.pop(); // the end of a 4-byte character
+        let mut bad = text.as_bytes().to_vec();
+        bad[100] = 0xff;
+        for size in [1, 3, 7, 1 << 20] {
+            for t in [&cut, &bad] {
+                let got = check_in_chunks(&enc, t, &policy, size, &mut |_| Ok(()));
+                assert_eq!(got.unwrap(), None);
+            }
+        }
+    }
+
+    #[test]
+    fn disallowed_special_tokens_are_found_across_chunks() {
+        let enc = bytes_encoder(r"\S+|\s+", &["<|endoftext|>", "<x>"]);
+        let disallow_all = SpecialPolicy {
+            allowed: vec![false; 2],
+            disallowed: vec![true; 2],
+        };
+        let text = format!("{}<|endoftext|>{}", "a".repeat(50), "b".repeat(50));
+        for size in 1..20 {
+            let got = check_in_chunks(&enc, text.as_bytes(), &disallow_all, size, &mut |_| Ok(()));
+            assert!(
+                matches!(&got, Err(Error::DisallowedSpecial { token }) if token == "<|endoftext|>"),
+                "chunk size {size}: {got:?}"
+            );
+        }
+        let allowed = SpecialPolicy::all(2);
+        let got = check_in_chunks(&enc, text.as_bytes(), &allowed, 3, &mut |_| Ok(()));
+        assert_eq!(got.unwrap(), Some(text.as_str()));
+    }
+}

@@ -1,0 +1,143 @@
+//! The per-thread cache of short pre-tokens and their ids, and the key it is indexed by.
+
+use super::chars::Scratch;
+use super::pair_table::{NONE, PAIR_CACHE_BITS};
+use crate::TokenId;
+
+/// Cached pre-tokens hold at most this many ids (inline, so the cache never allocates).
+pub(super) const CACHE_IDS: usize = 4;
+/// log2 of the cache's sets: 65536 sets of one 64-byte line, 4 MB per encoding thread and
+/// encoder; over 32768 sets, o200k English on repeated 3 MB ran 1.14-1.16x as fast.
+const CACHE_BITS: u32 = 16;
+
+/// A 2-way set-associative cache of short pre-tokens (by [`short_key`]) and their ids.
+/// Recent pre-tokens, whole tokens included, are answered from L2; a new pre-token evicts
+/// the less recently used of its set.
+pub(super) struct PretokenCache {
+    pub(super) sets: Vec<Set>,
+    /// Recent pair look-ups, `(left << 32 | right, priority, merged)`, direct-mapped, absent
+    /// pairs included (see `Encoder::hot_pair`).
+    pub(super) pairs: Vec<(u64, u32, TokenId)>,
+    /// The arrays of BPE from whole characters.
+    pub(super) scratch: Scratch,
+}
+
+/// One cache slot, 32 bytes (two to a cache line): the pre-token's key with the number of
+/// ids in its top 4 bits (a key's length byte uses only the low 4), and up to 4 ids. Key 0
+/// is an empty slot (no pre-token is empty). The count shares the key's word because a
+/// field of its own would make slots 48 bytes (a u128 aligns to 16).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Slot {
+    pub(super) key: u128,
+    pub(super) ids: [TokenId; CACHE_IDS],
+}
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 32);
+
+/// Two slots on one cache line, the most recently used first: over direct-mapped slots,
+/// which straddled two lines half the time and evicted each other, hits on 3 MB of o200k
+/// English go from 86.1% to 88.5% (simulated).
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
+pub(super) struct Set(pub(super) [Slot; 2]);
+
+/// The bits of [`Slot::key`] that hold the count of ids.
+pub(super) const COUNT_SHIFT: u32 = 124;
+
+impl Default for PretokenCache {
+    fn default() -> Self {
+        PretokenCache {
+            sets: vec![Set::default(); 1 << CACHE_BITS],
+            pairs: vec![(u64::MAX, NONE, NONE); 1 << PAIR_CACHE_BITS],
+            scratch: Scratch::default(),
+        }
+    }
+}
+
+impl PretokenCache {
+    #[inline]
+    pub(super) fn set(key: u128) -> usize {
+        let h = ((key as u64) ^ ((key >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - CACHE_BITS)) as usize
+    }
+}
+
+/// A pre-token of up to 15 bytes as one integer (`crate::pretoken_key::pack`: its bytes,
+/// zero-padded, and its length in the last byte). Look-ups then hash two words and compare
+/// two words instead of hashing bytes and calling memcmp, which made the whole-token look-up
+/// 35% of encoding time on English (gpt2).
+#[inline(always)]
+pub(super) fn short_key(pretoken: &[u8]) -> Option<u128> {
+    crate::pretoken_key::pack(pretoken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::test_vocab::merges_encoder;
+    use crate::test_rng::Lcg;
+
+    #[test]
+    fn pretoken_cache_answers_equal_bpe_through_evictions() {
+        // Pre-tokens of 1-15 bytes from a small alphabet: many more than the cache holds, so
+        // sets fill, evict and swap their two slots; each answer must be plain BPE's.
+        let enc = merges_encoder(
+            &[
+                ("a", "b"),
+                ("ab", "c"),
+                ("c", "a"),
+                ("d", "d"),
+                ("dd", "ab"),
+                ("b", "b"),
+            ],
+            &[
+                (300, "ab"),
+                (301, "abc"),
+                (302, "ca"),
+                (303, "dd"),
+                (304, "ddab"),
+                (305, "bb"),
+            ],
+        );
+        let mut cache = PretokenCache::default();
+        let mut rng = Lcg(12345);
+        let pretokens: Vec<Vec<u8>> = (0..20_000)
+            .map(|_| {
+                (0..1 + rng.below(15))
+                    .map(|_| b"abcd"[rng.below(4)])
+                    .collect()
+            })
+            .collect();
+        for round in 0..3 {
+            for i in 0..pretokens.len() {
+                // Later rounds revisit pre-tokens out of order, so some are still cached.
+                let pretoken = &pretokens[if round == 0 {
+                    i
+                } else {
+                    rng.below(pretokens.len())
+                }];
+                let (mut cached, mut plain) = (Vec::new(), Vec::new());
+                enc.encode_pretoken(pretoken, &mut cache, &mut cached);
+                enc.bpe(pretoken, &mut plain);
+                assert_eq!(cached, plain, "{:?}", String::from_utf8_lossy(pretoken));
+            }
+        }
+    }
+
+    #[test]
+    fn short_key_is_the_bytes_zero_padded_then_the_length() {
+        let text: Vec<u8> = (1..=20).collect();
+        for start in 0..4 {
+            for n in 0..=16 {
+                let pretoken = &text[start..start + n];
+                let mut buf = [0u8; 16];
+                if n <= 15 {
+                    buf[..n].copy_from_slice(pretoken);
+                    buf[15] = n as u8;
+                }
+                let want = (n <= 15).then(|| u128::from_le_bytes(buf));
+                assert_eq!(short_key(pretoken), want, "n = {n}");
+            }
+        }
+    }
+}

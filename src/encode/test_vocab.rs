@@ -1,0 +1,32 @@
+//! Small vocabularies the encoder's tests build encoders from.
+
+use super::Encoder;
+use crate::TokenId;
+
+pub(super) fn bytes_vocab() -> Vec<(TokenId, Vec<u8>)> {
+    // Deliberately not identity: byte b gets id 255 - b.
+    (0..256u32).map(|b| (255 - b, vec![b as u8])).collect()
+}
+
+pub(super) fn merges_encoder(merges: &[(&str, &str)], extra: &[(TokenId, &str)]) -> Encoder {
+    let mut vocab = bytes_vocab();
+    for (id, t) in extra {
+        vocab.push((*id, t.as_bytes().to_vec()));
+    }
+    let merges: Vec<(Vec<u8>, Vec<u8>)> = merges
+        .iter()
+        .map(|(a, b)| (a.as_bytes().to_vec(), b.as_bytes().to_vec()))
+        .collect();
+    Encoder::new(vocab, Some(&merges), vec![], r"\S+|\s+").unwrap()
+}
+
+/// Single bytes as ids 0..255, no merges, and `specials` as ids from 1000.
+pub(super) fn bytes_encoder(pattern: &str, specials: &[&str]) -> Encoder {
+    let vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
+    let specials = specials
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_bytes().to_vec(), 1000 + i as TokenId))
+        .collect();
+    Encoder::new(vocab, Some(&[]), specials, pattern).unwrap()
+}
