@@ -7,11 +7,10 @@ provably changes no count:
 - just before a special token that no other special-token occurrence straddles: training
   splits the text into segments at special tokens before it pre-tokenizes, so both sides of
   the cut are counted exactly as in one;
-- with no special tokens and a built-in pattern, just after a newline between two
-  non-space characters: every built-in pattern ends a pre-token there. Anywhere else a cut
-  could change a pre-token (``"  \\n"`` at the end of a segment is one pre-token under gpt2,
-  but two in ``"  \\nA"``), so a file with a custom pattern and no special tokens is one
-  shard.
+- with no special tokens and a built-in pattern, at a safe cut: the core's one rule
+  (``_core.safe_cuts``, ``src/safe_cut.rs``), the same for every built-in pattern, so one
+  plan serves them all. A custom pattern has no provable cut, so a file with a custom
+  pattern and no special tokens is one shard.
 
 >>> import os, tempfile
 >>> d = tempfile.mkdtemp()
@@ -30,6 +29,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bytepair import _core
 from bytepair.errors import CorpusError
 
 #: 64 MiB per task: counting runs at ~100 MB/s per core, so a task takes about a second,
@@ -135,7 +135,9 @@ def _cuts(path: str, size: int, tokens: list[bytes], shard_bytes: int) -> list[i
 
 def _next_safe_cut(data: mmap.mmap, pos: int, tokens: list[bytes]) -> int | None:
     if not tokens:
-        return _next_line_cut(data, pos)
+        # The rule does not depend on which built-in pattern: "gpt2" stands for all.
+        cut = _core.safe_cuts("gpt2", data, [pos])[0]
+        return cut if cut < len(data) else None
     longest = max(map(len, tokens))
     while True:
         found = [i for i in (data.find(t, pos) for t in tokens) if i >= 0]
@@ -159,16 +161,3 @@ def _straddled(data: mmap.mmap, cut: int, tokens: list[bytes], longest: int) -> 
                 return True
             i = window.find(t, i + 1)
     return False
-
-
-def _next_line_cut(data: mmap.mmap, pos: int) -> int | None:
-    while True:
-        i = data.find(b"\n", pos)
-        if i < 0:
-            return None
-        # Decode a few bytes each side: enough for one whole character before and after.
-        before = data[max(0, i - 4) : i].decode("utf-8", "surrogateescape")
-        after = data[i + 1 : i + 5].decode("utf-8", "surrogateescape")
-        if before and after and not before[-1].isspace() and not after[0].isspace():
-            return i + 1
-        pos = i + 1
