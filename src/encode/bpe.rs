@@ -4,11 +4,45 @@
 //! from whole characters (see `chars`).
 
 use super::chars::Scratch;
+use super::monotone_heap::MonotoneHeap;
 use super::pair_table::NONE;
 use super::Encoder;
 use crate::TokenId;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// The shortest pre-token `bpe_long` gives the radix queue.
+const RADIX: usize = 4096;
+
+/// The min-queue `bpe_long` runs on.
+trait Queue {
+    fn push(&mut self, key: u64);
+    fn pop(&mut self) -> Option<u64>;
+}
+
+struct MinHeap(BinaryHeap<Reverse<u64>>);
+
+impl Queue for MinHeap {
+    #[inline(always)]
+    fn push(&mut self, key: u64) {
+        self.0.push(Reverse(key));
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<u64> {
+        self.0.pop().map(|Reverse(k)| k)
+    }
+}
+
+impl Queue for MonotoneHeap {
+    #[inline(always)]
+    fn push(&mut self, key: u64) {
+        MonotoneHeap::push(self, key)
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<u64> {
+        MonotoneHeap::pop(self)
+    }
+}
 
 /// Pre-tokens up to this many bytes use the array scan; longer ones the heap. The scan is
 /// quadratic but allocation-free (128 is no faster on Chinese under o200k, whose runs of
@@ -63,10 +97,26 @@ impl Encoder {
         out.extend_from_slice(&ids[..n]);
     }
 
-    /// Linked list of parts plus a min-heap of (priority, position) with lazy invalidation:
+    /// Linked list of parts plus a min-queue of (priority, position) with lazy invalidation:
     /// an entry is stale when the pair at its position has another priority.
-    /// Positions are byte offsets, so heap order on ties is leftmost first. O(n log n).
+    /// Positions are byte offsets, so queue order on ties is leftmost first. O(n log n).
+    /// A monotone pair table takes the radix queue for pre-tokens of `RADIX` bytes or more:
+    /// 3.9x faster than the binary heap on 2 MB pre-tokens (SuperBPE's, gpt2 merges, 8k
+    /// vocab), while its 65 buckets cost more than they save on a Han run of 100 bytes.
     pub(super) fn bpe_long(&self, pretoken: &[u8], out: &mut Vec<TokenId>) {
+        if self.monotone && pretoken.len() >= RADIX {
+            self.bpe_long_with(pretoken, out, MonotoneHeap::new())
+        } else {
+            self.bpe_long_with(
+                pretoken,
+                out,
+                MinHeap(BinaryHeap::with_capacity(pretoken.len())),
+            )
+        }
+    }
+
+    #[inline(always)]
+    fn bpe_long_with(&self, pretoken: &[u8], out: &mut Vec<TokenId>, mut heap: impl Queue) {
         let n = pretoken.len();
         let end = n as u32;
         let mut ids: Vec<TokenId> = pretoken
@@ -75,14 +125,13 @@ impl Encoder {
             .collect();
         let mut next: Vec<u32> = (1..=end).collect();
         let mut prev: Vec<u32> = (0..end).map(|i| i.wrapping_sub(1)).collect();
-        let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(n);
         for i in 0..n - 1 {
             let (p, _) = self.byte_pair(pretoken[i], pretoken[i + 1]);
             if p != NONE {
-                heap.push(Reverse(((p as u64) << 32) | i as u64));
+                heap.push(((p as u64) << 32) | i as u64);
             }
         }
-        while let Some(Reverse(entry)) = heap.pop() {
+        while let Some(entry) = heap.pop() {
             let (p, at) = ((entry >> 32) as u32, (entry & 0xffff_ffff) as usize);
             let right = next[at];
             // Dead nodes have next == NONE; the last node has next == end.
@@ -101,14 +150,14 @@ impl Encoder {
                 prev[after as usize] = at as u32;
                 let (q, _) = self.pair(merged, ids[after as usize]);
                 if q != NONE {
-                    heap.push(Reverse(((q as u64) << 32) | at as u64));
+                    heap.push(((q as u64) << 32) | at as u64);
                 }
             }
             let before = prev[at];
             if before != NONE {
                 let (q, _) = self.pair(ids[before as usize], merged);
                 if q != NONE {
-                    heap.push(Reverse(((q as u64) << 32) | before as u64));
+                    heap.push(((q as u64) << 32) | before as u64);
                 }
             }
         }
@@ -254,5 +303,47 @@ mod tests {
             enc.bpe_long(&pretoken, &mut long);
             assert_eq!(short, long, "n = {n}");
         }
+    }
+}
+
+#[cfg(test)]
+mod queue_tests {
+    use super::*;
+    use crate::encode::test_vocab::merges_encoder;
+    use crate::test_rng::Lcg;
+
+    /// The radix queue and the binary heap give the same BPE on long random pre-tokens of
+    /// a monotone merge list, and the table is found monotone; one merge whose part is
+    /// made by a later merge makes it not.
+    #[test]
+    fn radix_queue_equals_binary_heap() {
+        let merges = [
+            ("a", "b"),
+            ("b", "a"),
+            ("ab", "a"),
+            ("a", "ba"),
+            ("aba", "b"),
+            ("b", "b"),
+        ];
+        let tokens = [
+            (300, "ab"),
+            (301, "ba"),
+            (302, "aba"),
+            (303, "aaba"),
+            (304, "abab"),
+        ];
+        let enc = merges_encoder(&merges, &[tokens.as_slice(), &[(305, "bb")]].concat());
+        assert!(enc.monotone);
+        let mut rng = Lcg(5);
+        for len in [RADIX, RADIX + 1, 3 * RADIX + 7] {
+            let text: Vec<u8> = (0..len).map(|_| b"ab"[rng.below(2)]).collect();
+            let (mut radix, mut heap) = (Vec::new(), Vec::new());
+            enc.bpe_long_with(&text, &mut radix, MonotoneHeap::new());
+            enc.bpe_long_with(&text, &mut heap, MinHeap(BinaryHeap::new()));
+            assert_eq!(radix, heap, "length {len}");
+            assert!(radix.len() < len * 3 / 4, "{} of {len}", radix.len());
+        }
+        let late = merges_encoder(&[("a", "ab"), ("a", "b")], &[(300, "aab"), (301, "ab")]);
+        assert!(!late.monotone);
     }
 }

@@ -115,6 +115,7 @@ pub(super) fn encoder(
         rank_mode: merges.is_none(),
         rank_merges: Vec::new(),
         chars: None,
+        monotone: false,
         cache: ThreadLocal::new(),
     };
     // Merges mode: the whole-token short-cut is exact only for tokens that BPE rebuilds
@@ -133,6 +134,7 @@ pub(super) fn encoder(
         .map(|((_, t), split)| t.len() == 1 || split.is_some())
         .collect();
     enc.chars = CharStart::new(&enc, &vocab, &splits, &valid, merges);
+    enc.monotone = enc.pairs.is_monotone();
     let mut whole = FxHashMap::default();
     whole.reserve(vocab.len());
     let mut whole_long = FxHashMap::default();

@@ -55,6 +55,7 @@ mod chars;
 mod cut;
 mod file;
 pub(crate) mod filter;
+mod monotone_heap;
 mod npy;
 mod offsets;
 mod pair_table;
@@ -118,6 +119,9 @@ pub struct Encoder {
     /// BPE from whole characters (see [`Encoder::bpe_chars`]); `None` when the pair table's
     /// priorities are not monotone.
     chars: Option<CharStart>,
+    /// Whether the pair table is monotone ([`PairTable::is_monotone`]): long pre-tokens
+    /// then take the monotone queue.
+    monotone: bool,
     cache: ThreadLocal<RefCell<PretokenCache>>,
 }
 

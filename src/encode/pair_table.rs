@@ -25,6 +25,17 @@ fn pair_key(a: TokenId, b: TokenId) -> u64 {
     k ^ (k >> 33)
 }
 
+/// The pair of a [`pair_key`]: the finalizer's steps undone (the multipliers' inverses
+/// modulo 2^64), so the table needs no second copy of its pairs.
+fn pair_of_key(mut k: u64) -> (TokenId, TokenId) {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0x9cb4_b2f8_1293_37db);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0x4f74_430c_22a5_4005);
+    k ^= k >> 33;
+    ((k >> 32) as TokenId, k as TokenId)
+}
+
 /// The pair table, `(left, right)` -> `(priority, merged id)`, keyed by [`pair_key`].
 /// hashbrown beats a plain open-addressing table (16-byte slots, at most half full) here:
 /// most look-ups on Chinese are of pairs that are not there, which hashbrown answers from
@@ -42,6 +53,24 @@ impl PairTable {
             Some(&p) => p,
             None => (NONE, NONE),
         }
+    }
+
+    /// Whether every pair ranks after every pair that makes one of its parts: then BPE's new
+    /// pairs never rank before the merge that made them, and a monotone queue serves
+    /// (`bpe_long`). True of every trained merge list; a rank table extended after its
+    /// training (Llama 3's, Qwen3.5's) may break it.
+    pub(super) fn is_monotone(&self) -> bool {
+        // made[id]: 1 + the highest priority of a pair that makes `id` (0 for none).
+        let mut made: FxHashMap<TokenId, u64> = FxHashMap::default();
+        for &(p, m) in self.map.values() {
+            let e = made.entry(m).or_insert(0);
+            *e = (*e).max(p as u64 + 1);
+        }
+        self.map.iter().all(|(&k, &(p, _))| {
+            let (a, b) = pair_of_key(k);
+            let below = |t: TokenId| made.get(&t).is_none_or(|&m| m <= p as u64);
+            below(a) && below(b)
+        })
     }
 
     /// Inserts unless the pair is there already (a repeated merge keeps its first priority).
@@ -92,5 +121,21 @@ impl Encoder {
             *slot = (key, p, m);
         }
         (slot.1, slot.2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pair_key, pair_of_key};
+    use crate::test_rng::Lcg;
+
+    #[test]
+    fn pair_of_key_undoes_pair_key() {
+        let mut rng = Lcg(3);
+        for _ in 0..10_000 {
+            let (a, b) = (rng.below(1 << 30) as u32, rng.below(1 << 30) as u32);
+            assert_eq!(pair_of_key(pair_key(a, b)), (a, b));
+        }
+        assert_eq!(pair_of_key(pair_key(u32::MAX, 0)), (u32::MAX, 0));
     }
 }
