@@ -199,28 +199,6 @@ mod tests {
         assert!(cuts > 20, "only {cuts} safe cuts");
     }
 
-    /// The shared corpora, `*.txt.xz` in `$BYTEPAIR_SHARED/corpora` (default `../shared`,
-    /// beside the repository). Panics, rather than passing vacuously, when there are none.
-    fn corpora() -> Vec<std::path::PathBuf> {
-        let shared = std::env::var_os("BYTEPAIR_SHARED").map_or_else(
-            || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-            std::path::PathBuf::from,
-        );
-        let dir = shared.join("corpora");
-        let mut paths: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}; set BYTEPAIR_SHARED", dir.display()))
-            .map(|entry| entry.unwrap().path())
-            .filter(|p| p.to_string_lossy().ends_with(".txt.xz"))
-            .collect();
-        paths.sort();
-        assert!(
-            !paths.is_empty(),
-            "no *.txt.xz corpora in {}",
-            dir.display()
-        );
-        paths
-    }
-
     /// `n` documents of 20 lines drawn evenly from the whole of the xz-compressed `path`
     /// (a reservoir sample with a fixed seed), read by the `xz` tool as a stream.
     fn documents(path: &std::path::Path, n: usize) -> Vec<Vec<u8>> {
@@ -260,7 +238,7 @@ mod tests {
     #[test]
     fn safe_cuts_split_like_the_whole_text_on_corpus_documents() {
         let splitters = splitters();
-        for path in corpora() {
+        for path in crate::split::differential::corpora() {
             let cuts: usize = documents(&path, 40)
                 .iter()
                 .map(|doc| assert_cuts_split_like_whole(&splitters, doc))

@@ -13,7 +13,7 @@
 mod chars;
 mod cl100k;
 #[cfg(test)]
-mod differential;
+pub(crate) mod differential;
 mod gpt2;
 mod o200k;
 mod unicode_tables;

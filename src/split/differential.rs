@@ -333,7 +333,7 @@ fn every_triple_of_edge_pieces_splits_like_fancy_regex() {
 
 /// The shared corpora, `*.txt.xz` in `$BYTEPAIR_SHARED/corpora` (default `../shared`, beside
 /// the repository). Panics, rather than passing vacuously, when there are none.
-fn corpora() -> Vec<PathBuf> {
+pub(crate) fn corpora() -> Vec<PathBuf> {
     let shared = std::env::var_os("BYTEPAIR_SHARED").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
         PathBuf::from,
