@@ -8,7 +8,7 @@ use super::cut::next_cut;
 use super::npy::npy_header;
 use super::{Encoder, IdSink, SpecialPolicy};
 use crate::special::Segment;
-use crate::{Error, TokenId};
+use crate::{Error, Progress, TokenId};
 use rayon::prelude::*;
 use std::io::{Seek, SeekFrom, Write};
 use std::ops::ControlFlow;
@@ -26,16 +26,24 @@ const LONG_CHUNK: usize = 4 * FILE_CHUNK;
 const PAGE: usize = 4096;
 
 /// Encodes a file into a NumPy `.npy` array of ids (uint16 when the vocab fits, else uint32),
-/// written atomically. `progress(done_bytes, total_bytes)` is called after every wave and may
-/// stop the work by returning an error. Returns the number of tokens.
+/// written atomically. `progress(done_bytes, total_bytes)` ([`crate::Progress`]) is called
+/// after every wave; `false` stops the work with [`Error::Interrupted`]. Returns the number
+/// of tokens.
 pub fn encode_file(
     enc: &Encoder,
     path: &Path,
     out_path: &Path,
     policy: &SpecialPolicy,
     threads: usize,
-    progress: &mut dyn FnMut(u64, u64) -> Result<(), Error>,
+    progress: &mut Progress,
 ) -> Result<u64, Error> {
+    let mut progress = |done: u64, total: u64| {
+        if progress(done, total) {
+            Ok(())
+        } else {
+            Err(Error::Interrupted)
+        }
+    };
     let io = |p: &Path, e: std::io::Error| Error::Io {
         path: p.display().to_string(),
         reason: e.to_string(),

@@ -394,14 +394,7 @@ impl PyEncoder {
         let policy = self.policy(allowed, disallowed)?;
         let mut bridge = ProgressBridge::new(&progress);
         let result = py.detach(|| {
-            // encode_file stops on an error from its callback, not on `false`.
-            let mut report = |done, total| {
-                if bridge.report(done, total) {
-                    Ok(())
-                } else {
-                    Err(Error::Interrupted)
-                }
-            };
+            let mut report = |done, total| bridge.report(done, total);
             encode::encode_file(&self.inner, &path, &out_path, &policy, threads, &mut report)
         });
         result.map_err(|e| bridge.error(py, e, self.inner.vocab_size()))
