@@ -102,6 +102,24 @@ impl SpecialMatcher {
         })
     }
 
+    /// The first start in `from..before` of an occurrence that no other occurrence
+    /// straddles: where text may be cut at a special token without splitting another one.
+    pub fn next_clean_start(&self, text: &[u8], mut from: usize, before: usize) -> Option<usize> {
+        // An occurrence starting before `before` ends before `end`: search no further.
+        let end = (before + self.max_len).min(text.len());
+        while from < before {
+            let (s, _, _) = self.find_at(&text[..end], from)?;
+            if s >= before {
+                return None;
+            }
+            if !self.overlaps(text, s, s) {
+                return Some(s);
+            }
+            from = s + 1;
+        }
+        None
+    }
+
     /// Whether an occurrence of a token shares a byte with `text[from..to]`, or, for
     /// `from == to`, straddles that offset (starts before it and ends after it). Looks only
     /// at the bytes within [`SpecialMatcher::max_len`] of the range.

@@ -138,3 +138,11 @@ def safe_cuts(
     """For each offset in ``near``, the first offset at or after it where counting may cut
     ``data`` without changing a count (a safe cut of the built-in patterns, or the start of
     a special token no other occurrence straddles), or ``len(data)`` when there is none."""
+
+def special_cuts(
+    data: bytes | bytearray | memoryview | mmap,
+    near: Sequence[int],
+    special_tokens: Sequence[str],
+) -> list[int]:
+    """For each offset in ``near``, the first offset at or after it (and after 0) where a
+    special token starts that no other occurrence straddles, or ``len(data)``."""

@@ -134,30 +134,10 @@ def _cuts(path: str, size: int, tokens: list[bytes], shard_bytes: int) -> list[i
 
 
 def _next_safe_cut(data: mmap.mmap, pos: int, tokens: list[bytes]) -> int | None:
-    if not tokens:
+    if tokens:
+        # Starts of special tokens no other occurrence straddles: the core's matcher.
+        cut = _core.special_cuts(data, [pos], [t.decode("utf-8") for t in tokens])[0]
+    else:
         # The rule does not depend on which built-in pattern: "gpt2" stands for all.
         cut = _core.safe_cuts("gpt2", data, [pos])[0]
-        return cut if cut < len(data) else None
-    longest = max(map(len, tokens))
-    while True:
-        found = [i for i in (data.find(t, pos) for t in tokens) if i >= 0]
-        if not found:
-            return None
-        cut = min(found)
-        if not _straddled(data, cut, tokens, longest):
-            return cut
-        pos = cut + 1
-
-
-def _straddled(data: mmap.mmap, cut: int, tokens: list[bytes], longest: int) -> bool:
-    """Whether some special-token occurrence starts before ``cut`` and ends after it: then
-    the special-token matcher might take that occurrence, and the cut would split it."""
-    lo = max(0, cut - longest + 1)
-    window = data[lo : cut + longest]
-    for t in tokens:
-        i = window.find(t)
-        while 0 <= i < cut - lo:
-            if lo + i + len(t) > cut:
-                return True
-            i = window.find(t, i + 1)
-    return False
+    return cut if cut < len(data) else None

@@ -68,23 +68,10 @@ impl Counter {
         self.next_special_cut(text, from, before).or(builtin_at)
     }
 
-    /// The first start of a special token in `[from, before)` not strictly inside another
-    /// occurrence.
+    /// The first start of a special token in `[from, before)` (and after 0) not strictly
+    /// inside another occurrence.
     fn next_special_cut(&self, text: &[u8], from: usize, before: usize) -> Option<usize> {
-        let mut from = from.max(1);
-        // A token starting before `before` ends before `end`: search no further.
-        let end = (before + self.longest_special).min(text.len());
-        while from < before {
-            let (s, _, _) = self.specials.find_at(&text[..end], from)?;
-            if s >= before {
-                return None;
-            }
-            if !self.straddled(text, s) {
-                return Some(s);
-            }
-            from = s + 1;
-        }
-        None
+        self.specials.next_clean_start(text, from.max(1), before)
     }
 
     /// Some special-token occurrence starts before `c` and ends after it.

@@ -41,8 +41,6 @@ pub struct Counter {
     builtin: bool,
     pool: Option<rayon::ThreadPool>,
     chunk_size: usize,
-    /// The longest special token's length in bytes (0 without special tokens).
-    longest_special: usize,
 }
 
 impl Counter {
@@ -69,11 +67,9 @@ impl Counter {
             None => None,
         };
         let specials = SpecialMatcher::new(special_tokens);
-        let longest_special = specials.tokens().iter().map(Vec::len).max().unwrap_or(0);
         Ok(Counter {
             splitter,
             specials,
-            longest_special,
             builtin,
             pool,
             chunk_size: chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE).max(1),

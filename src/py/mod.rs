@@ -28,6 +28,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(split::split_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(safe_cut::safe_cuts, m)?)?;
+    m.add_function(wrap_pyfunction!(safe_cut::special_cuts, m)?)?;
     m.add_class::<encoder::PyEncoder>()?;
     m.add_class::<stream::PyStream>()?;
     m.add_class::<counts::PyPretokenCounts>()?;
