@@ -46,7 +46,8 @@ def kind(path: str) -> str:
 
 def corpus_paths(corpus: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
     """The files a corpus names, in order: a file, a directory (every file under it, sorted,
-    hidden ones excluded) or a glob (``data/*.jsonl``, sorted), or a list of these.
+    hidden ones excluded) or a glob (``data/*.jsonl``, sorted; ``**`` recursive; a matching
+    directory stands for its files), or a list of these.
 
     >>> import pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -74,7 +75,9 @@ def corpus_paths(corpus: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
                 raise CorpusError(f"corpus {path!r} is a directory that holds no files")
             paths.extend(found)
         elif glob.has_magic(path):
-            found = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
+            found = []
+            for match in sorted(glob.glob(path, recursive=True)):
+                found.extend(_files_under(match) if os.path.isdir(match) else [match])
             if not found:
                 raise CorpusError(f"corpus glob {path!r} matches no files")
             paths.extend(found)

@@ -22,22 +22,19 @@ provably changes no count:
 
 from __future__ import annotations
 
-import glob
 import itertools
 import mmap
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bytepair import _core
+from bytepair import _core, documents
 from bytepair.errors import CorpusError
 
 #: 64 MiB per task: counting runs at ~100 MB/s per core, so a task takes about a second,
 #: long enough that Ray's per-task overhead (a few ms) is noise, short enough that a killed
 #: run loses little and 1 TB still makes 16k tasks to balance across a cluster.
 DEFAULT_SHARD_BYTES = 64 << 20
-
-_GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
@@ -56,40 +53,17 @@ class Shard:
 
 
 def expand_inputs(inputs: Iterable[str | os.PathLike] | str | os.PathLike) -> list[str]:
-    """Files, globs and directories (walked recursively, hidden entries skipped) as a sorted,
-    duplicate-free list of absolute file paths. A missing path or a glob that matches
-    nothing is a CorpusError naming it."""
-    if isinstance(inputs, (str, os.PathLike)):
-        inputs = [inputs]
-    files: set[str] = set()
-    for item in inputs:
-        path = os.fspath(item)
-        if os.path.isdir(path):
-            files.update(_walk(path))
-        elif os.path.isfile(path):
-            files.add(os.path.abspath(path))
-        elif _GLOB_CHARS & set(path):
-            matched = sorted(glob.glob(path, recursive=True))
-            if not matched:
-                raise CorpusError(f"the glob {path!r} matches no file; check the pattern")
-            for m in matched:
-                files.update(_walk(m) if os.path.isdir(m) else [os.path.abspath(m)])
-        else:
-            raise CorpusError(
-                f"no such file or directory: {path!r}; the distributed engine takes paths, "
-                f"globs or directories, not text (use engine='local' for in-memory text)"
-            )
-    if not files:
-        raise CorpusError(f"no input files found in {list(map(os.fspath, inputs))!r}")
-    return sorted(files)
-
-
-def _walk(directory: str) -> list[str]:
-    out = []
-    for root, dirs, names in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        out.extend(os.path.abspath(os.path.join(root, n)) for n in names if not n.startswith("."))
-    return out
+    """Files, globs and directories (``documents.corpus_paths``) as a sorted, duplicate-free
+    list of absolute file paths: every node of a cluster sees the same list. A missing
+    path or a glob that matches nothing is a CorpusError naming it."""
+    try:
+        paths = documents.corpus_paths(inputs)
+    except CorpusError as e:
+        raise CorpusError(
+            f"{e}; the distributed engine takes paths, globs or directories, not text (use "
+            f"engine='local' for in-memory text)"
+        ) from None
+    return sorted(set(map(os.path.abspath, paths)))
 
 
 def plan_shards(
