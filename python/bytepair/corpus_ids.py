@@ -147,7 +147,7 @@ def _text_file(tok, path, first, separator, policy, threads, scratch_dir):
                 part = numpy.append(part, numpy.uint32(separator))
             position = Position(first.file, 0, first.document, done)
             last = end == total
-            yield Piece(part, [len(part)], [position], last), (1 << 62 if last else 0)
+            yield Piece(part, [len(part)], [position], last), (os.path.getsize(path) if last else 0)
             if last:
                 break
             done = end
@@ -171,10 +171,10 @@ def write_npy(
     """All of ``paths``' ids in one ``.npy`` (atomic, uint16 when the vocab fits); returns
     how many."""
     from bytepair.npy_file import NpyWriter, ids_dtype
-    from bytepair.progress import Bar, wanted
+    from bytepair.progress import Bar, shown
 
     total = sum(os.path.getsize(p) for p in paths)
-    show = wanted(True) if progress is None else bool(progress)
+    show = shown(progress)
     scratch = os.path.dirname(os.path.abspath(out_path))
     with Bar("encoding", total=total, unit="B", enabled=show) as bar:
         with NpyWriter(out_path, ids_dtype(tok.vocab_size)) as out:

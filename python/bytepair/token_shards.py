@@ -34,7 +34,7 @@ from bytepair.corpus_ids import Position
 from bytepair.errors import CorpusError
 from bytepair.formats.atomic import write_files
 from bytepair.npy_file import NpyWriter, ids_dtype
-from bytepair.progress import Bar, wanted
+from bytepair.progress import Bar, shown
 
 INDEX = "index.json"
 PROGRESS = ".progress.json"
@@ -89,7 +89,7 @@ def write(
         starts_file.truncate(recorded * 8)
         starts_file.seek(0, os.SEEK_END)
         total_bytes = sum(os.path.getsize(p) for p in paths)
-        show = wanted(True) if progress is None else bool(progress)
+        show = shown(progress)
         shard = None
         try:
             with Bar("encoding", total=total_bytes, unit="B", enabled=show) as bar:
