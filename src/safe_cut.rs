@@ -12,7 +12,7 @@
 //! A cut at `c` (with `0 < c < text.len()`) is safe when
 //! 1. `text[c]` is a space and `text[c-1]` is visible ASCII (0x21..=0x7E), or
 //! 2. `text[c]` is `\n` and `text[c-1]` is an ASCII letter or digit, or
-//! 3. `text[c]` is visible ASCII other than `/`, or the lead byte 0xE4-0xE9 (U+4000-U+9FFF:
+//! 3. `text[c]` is visible ASCII other than `/`, or a first byte 0xE4-0xE9 (U+4000-U+9FFF:
 //!    CJK letters and symbols, never whitespace), and `text[..c]` ends in one `\n` after a
 //!    character that is not whitespace (visible ASCII, or a 3-byte character outside the
 //!    whitespace blocks U+1680, U+2000-U+205F and U+3000).

@@ -99,7 +99,7 @@ impl Encoder {
     /// (8 MB under o200k) is saved while BPE from characters starts from a table in L2
     /// (256 KB): o200k Chinese 1.05-1.13x as fast as with the look-up (paired runs).
     ///
-    /// Pre-tokens that start with a CJK ideograph (lead bytes 0xE4-0xE9: U+4000-U+9FFF) come
+    /// Pre-tokens that start with a CJK ideograph (first bytes 0xE4-0xE9: U+4000-U+9FFF) come
     /// here without trying the pre-token cache. Chinese has tens of thousands of distinct
     /// short pre-tokens, so a hit is mostly a load from L3, and BPE from characters costs
     /// less: most Han characters are one token and few pairs merge (0.3 a pre-token under

@@ -384,7 +384,7 @@ mod tests {
             assert_eq!(class_of(cp), HAN, "U+{cp:04X}");
             assert_eq!(han_run(&utf8(cp), 0), 3, "U+{cp:04X}");
         }
-        // Every other 3-byte code point with a lead byte of E4 to E9 (U+4000 to U+4DFF: E4 80 80
+        // Every other 3-byte code point with a first byte of E4 to E9 (U+4000 to U+4DFF: E4 80 80
         // to E4 B7 BF) is left to the general path, and so are the neighbours of the range.
         for cp in (0x4000..0x4E00).chain([0x3FFF, 0xA000, 0x3400]) {
             assert_eq!(han_run(&utf8(cp), 0), 0, "U+{cp:04X}");

@@ -14,10 +14,10 @@ pub(super) struct Windows {
     two: Vec<u64>,
     /// [`Windows::hit`] at a boundary between a multi-byte character and a 3-byte one (most
     /// of Chinese), as one bit of the 16 that vary: the low 6 bits of the byte before, the
-    /// low 4 of the lead byte, the low 6 of the next.
+    /// low 4 of its first byte, the low 6 of the next.
     after_multi: Box<[u64; 1 << 10]>,
     /// Bit `cp >> 6` of each 3-byte character `cp` that some bit of `after_multi` has (the
-    /// lead byte and the next are the code point's top 10 bits): under o200k 26 of the 384
+    /// first byte and the next are the code point's top 10 bits): under o200k 26 of the 384
     /// blocks of 64 Han characters, so most Han characters skip `after_multi`.
     blocks: [u64; 16],
 }
