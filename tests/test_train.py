@@ -472,3 +472,13 @@ def test_jsonl_parquet_directories_and_globs_train_as_their_documents(tmp_path):
     assert bytepair.train(src / "a.jsonl", text_field="body", **kw).merges == jsonl_only
     with pytest.raises(CorpusError, match=r"a\.jsonl:1: no field 'text'; the object has 'body'"):
         bytepair.train(src / "a.jsonl", **kw)
+
+
+def test_the_ray_engine_refuses_jsonl_even_inside_a_directory(tmp_path):
+    """engine='ray' counts plain text: a .jsonl it would count as text is refused, named
+    directly or found inside a directory."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.jsonl").write_text('{"text": "x"}\n')
+    for corpus in (tmp_path / "d" / "a.jsonl", tmp_path / "d", [str(tmp_path / "d" / "*")]):
+        with pytest.raises(ValueError, match="engine='ray' counts plain-text files"):
+            bytepair.train(corpus, 300, engine="ray", progress=False)

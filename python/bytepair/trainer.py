@@ -495,11 +495,17 @@ def _expanded(path: str | os.PathLike) -> list[str]:
 
 
 def _has_documents(files_or_texts) -> bool:
-    """Whether the corpus names a .jsonl or .parquet file (not directories' contents)."""
+    """Whether the corpus names a .jsonl or .parquet file, itself or inside a directory or
+    glob it names."""
     items = [files_or_texts] if isinstance(files_or_texts, (str, os.PathLike)) else None
     if items is None and isinstance(files_or_texts, Sequence):
         items = [x for x in files_or_texts if isinstance(x, (str, os.PathLike))]
-    return any(corpus_docs.kind(os.fspath(x)) != "text" for x in items or ())
+    paths = [
+        p
+        for x in items or ()
+        for p in (corpus_docs.corpus_paths(x) if _is_corpus_name(os.fspath(x)) else [x])
+    ]
+    return any(corpus_docs.kind(os.fspath(p)) != "text" for p in paths)
 
 
 def _with_documents(
