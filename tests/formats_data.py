@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 import bytepair
-from conftest import CORPORA, corpus_sample, shared
+from conftest import CORPORA, corpus_documents, corpus_sample, shared
 
 #: Bytes per corpus sample: enough for every script and pattern branch, small enough for
 #: the pure-Python reference encoder.
@@ -15,7 +15,11 @@ SPECIAL = "<|endoftext|>"
 
 @cache
 def sample_text(name: str) -> str:
-    return corpus_sample(name, SAMPLE_BYTES).decode("utf-8")
+    """About ``SAMPLE_BYTES`` of 8-line documents drawn from across the corpus (not a
+    prefix): the texts the format tests encode."""
+    docs = corpus_documents(name, 100, 8)
+    step = -(-sum(map(len, docs)) // SAMPLE_BYTES)  # every step-th: all strata, in budget
+    return b"".join(docs[::step]).decode("utf-8")
 
 
 def samples() -> dict[str, str]:
@@ -25,7 +29,7 @@ def samples() -> dict[str, str]:
 @cache
 def trained() -> bytepair.Tokenizer:
     """A tokenizer trained on a slice of every corpus: vocab 600, one special token."""
-    texts = [sample_text(name)[:8_000] for name in CORPORA]
+    texts = [corpus_sample(name, SAMPLE_BYTES).decode("utf-8")[:8_000] for name in CORPORA]
     return bytepair.train(texts, vocab_size=600, special_tokens=[SPECIAL], progress=False)
 
 

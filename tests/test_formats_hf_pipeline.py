@@ -10,7 +10,8 @@ import json
 import bytepair
 import pytest
 from bytepair.formats import huggingface as hf_format
-from formats_data import SPECIAL, samples, trained
+from conftest import CORPORA, corpus_documents
+from formats_data import SPECIAL, trained
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer as HFTokenizer
@@ -146,34 +147,29 @@ def _agree(tok, hf, text):
     assert tok.encode(text, allowed_special="all") == expected, repr(text)
 
 
-def _corpus_text():
-    return [text[:3000] for text in samples().values()]
+def _agree_on_corpora_and_fuzz(tok, hf) -> None:
+    """Documents from across every corpus, then generated texts."""
+    for name in CORPORA:
+        for doc in corpus_documents(name, 12, 4):
+            _agree(tok, hf, doc.decode("utf-8"))
+
+    @given(TEXTS)
+    def check(text):
+        _agree(tok, hf, text)
+
+    check()
 
 
 @pytest.mark.parametrize("name", NORMALIZERS)
 def test_normalizer_is_hfs(tmp_path_factory, name):
     tok, hf = _file(tmp_path_factory.mktemp("n"), name, normalizer=NORMALIZERS[name])
-    for text in _corpus_text():
-        _agree(tok, hf, text)
-
-    @given(TEXTS)
-    def check(text):
-        _agree(tok, hf, text)
-
-    check()
+    _agree_on_corpora_and_fuzz(tok, hf)
 
 
 @pytest.mark.parametrize("name", PRE_TOKENIZERS)
 def test_pre_tokenizer_is_hfs(tmp_path_factory, name):
     tok, hf = _file(tmp_path_factory.mktemp("p"), name, pre_tokenizer=PRE_TOKENIZERS[name])
-    for text in _corpus_text():
-        _agree(tok, hf, text)
-
-    @given(TEXTS)
-    def check(text):
-        _agree(tok, hf, text)
-
-    check()
+    _agree_on_corpora_and_fuzz(tok, hf)
 
 
 @pytest.mark.parametrize("name", ADDED)
