@@ -39,10 +39,11 @@ def test_first_merges_are_plain_bpe_and_ids_follow_design(trained):
     assert all(tok._vocab[256 + i] == a + b for i, (a, b) in enumerate(tok.merges))
 
 
-def test_stage_two_equals_the_reference_trainer_extending_stage_one(trained):
-    docs, tok = trained
+def reference_stage_two(docs: list[str], tok: Tokenizer, t: int) -> list[tuple[bytes, bytes]]:
+    """The reference trainer's merges after the first ``t - 256`` of ``tok``, extending
+    those on the superword pattern's pre-tokens."""
     stage1 = Tokenizer(
-        reference.build_vocab(tok.merges[:244], []), tok.merges[:244], pattern="gpt2"
+        reference.build_vocab(tok.merges[: t - 256], []), tok.merges[: t - 256], pattern="gpt2"
     )
     counts: Counter[bytes] = Counter()
     for d in docs:
@@ -50,11 +51,25 @@ def test_stage_two_equals_the_reference_trainer_extending_stage_one(trained):
     encoder = reference.Encoder(stage1._vocab, stage1._merges, {}, "gpt2")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingWarning)
-        want = reference.train_from_counts(
-            counts, 699 - 500, base=(dict(stage1._vocab), encoder._encode_piece)
+        return reference.train_from_counts(
+            counts, tok.vocab_size - 1 - t, base=(dict(stage1._vocab), encoder._encode_piece)
         )
+
+
+def test_stage_two_equals_the_reference_trainer_extending_stage_one(trained):
+    docs, tok = trained
+    want = reference_stage_two(docs, tok, 500)
     assert tok.merges[244:] == want
     assert any(b" " in a + b[1:] and regex.search(rb"\w \w", a + b) for a, b in want)
+
+
+@pytest.mark.parametrize("name", ["en-prose", "zh-prose", "code", "multilingual"])
+def test_stage_two_equals_the_reference_trainer_on_each_corpus(name):
+    # Documents from across the corpus; stage two trains on their long pre-tokens cut where
+    # no merge reaches (src/train/rare_cuts.rs), which must change no merge.
+    docs = texts(name, 30, 8)
+    tok = bytepair.train(docs, 900, special_tokens=[EOT], superword_transition=600, progress=False)
+    assert tok.merges[344:] == reference_stage_two(docs, tok, 600)
 
 
 def test_superword_pattern_splits_only_around_numbers():

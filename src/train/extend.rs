@@ -1,6 +1,7 @@
 //! Extending a tokenizer: training from pre-tokens already encoded as its tokens, from a
 //! base tokenizer's vocabulary and merges ([`Base`]).
 
+use super::rare_cuts;
 use super::rules::{check_ids, Rules};
 use super::symbols::{Symbol, Symbols};
 use super::trainer::{PretokenMeta, Trainer, BIG_COUNT};
@@ -31,18 +32,19 @@ pub fn train_encoded(
             });
         }
     }
+    let pretokens: Vec<_> = pretokens.into_iter().collect();
     if start + num_merges <= 1 << 16 {
-        Trainer::<u16>::encoded(tokens, pretokens, rules)?.run(num_merges, progress)
+        rare_cuts::train::<u16>(tokens, pretokens, num_merges, rules, progress)
     } else {
-        Trainer::<u32>::encoded(tokens, pretokens, rules)?.run(num_merges, progress)
+        rare_cuts::train::<u32>(tokens, pretokens, num_merges, rules, progress)
     }
 }
 
 impl<S: Symbol> Trainer<S> {
     /// See [`train_encoded`].
-    pub(super) fn encoded(
+    pub(super) fn encoded<W: AsRef<[u32]>>(
         tokens: Vec<Vec<u8>>,
-        pretokens: impl IntoIterator<Item = (Vec<u32>, u64)>,
+        pretokens: impl IntoIterator<Item = (W, u64)>,
         rules: &Rules,
     ) -> Result<Self, Error> {
         let mut syms = Symbols::new(rules.ids.as_deref(), rules.reuse);
@@ -57,6 +59,7 @@ impl<S: Symbol> Trainer<S> {
         let n = syms.bytes.len() as u32;
         let (mut arena, mut meta, mut big_counts) = (Vec::new(), Vec::new(), FxHashMap::default());
         for (w, c) in pretokens {
+            let w = w.as_ref();
             if let Some(&bad) = w.iter().find(|&&s| s >= n) {
                 return Err(Error::InvalidVocab {
                     reason: format!("a pre-token holds symbol {bad}, but there are only {n}"),
@@ -90,6 +93,8 @@ pub struct Base {
     encoder: Encoder,
     /// A rank table encodes a pre-token that is a token as that token (tiktoken).
     whole: Option<FxHashMap<Vec<u8>, u32>>,
+    /// Where a merge may join two bytes: only inside a token.
+    adjacent: AdjacentBytes,
 }
 
 impl Base {
@@ -122,8 +127,21 @@ impl Base {
         let whole = merges
             .is_none()
             .then(|| vocab.iter().map(|(i, b)| (b.clone(), *i)).collect());
+        // A merge's result is a token too, but a merges file need not list it in the vocab.
+        let joined = merges
+            .into_iter()
+            .flatten()
+            .map(|(a, b)| [a.as_slice(), b].concat());
+        let joined: Vec<Vec<u8>> = joined.collect();
+        let adjacent = AdjacentBytes::new(
+            vocab
+                .iter()
+                .map(|(_, b)| b.as_slice())
+                .chain(joined.iter().map(|j| j.as_slice())),
+        );
         let encoder = Encoder::new(vocab, merges, Vec::new(), "gpt2")?;
         Ok(Base {
+            adjacent,
             tokens,
             ids,
             symbol,
@@ -133,20 +151,80 @@ impl Base {
     }
 
     /// Each pre-token as the base encodes it, as symbols; on all cores.
+    ///
+    /// A merge joins two tokens into one of the vocab, so it never joins across two
+    /// adjacent bytes that no token holds side by side: each pre-token is encoded as the
+    /// pieces between such bytes, and equal pieces once per thread (SuperBPE's second stage
+    /// on 20 MB of English, 20,130 pre-tokens of ~1,000 bytes: 1.03 s whole, 0.15 s in pieces).
     fn encode(&self, pretokens: PretokenCounts) -> Vec<(Vec<u32>, u64)> {
         let pretokens: Vec<_> = pretokens.into_pretokens().collect();
-        pretokens
-            .into_par_iter()
-            .map(|(p, c)| {
+        // A cache per share of the pre-tokens: rayon's own splits would start one for each
+        // few pre-tokens, and a piece would seldom be found again.
+        let share = pretokens
+            .len()
+            .div_ceil(4 * rayon::current_num_threads())
+            .max(1);
+        let encoded = pretokens.par_chunks(share).map(|part| {
+            let mut cache = FxHashMap::<&[u8], Box<[u32]>>::default();
+            let mut ids = Vec::new();
+            let mut out = Vec::with_capacity(part.len());
+            for (p, c) in part {
                 let p = p.as_ref();
-                let mut ids = Vec::with_capacity(p.len());
-                match self.whole.as_ref().and_then(|m| m.get(p)) {
-                    Some(&id) => ids.push(id),
-                    None => self.encoder.bpe(p, &mut ids),
+                if let Some(&id) = self.whole.as_ref().and_then(|m| m.get(p)) {
+                    out.push((vec![self.symbol[&id]], *c));
+                    continue;
                 }
-                (ids.iter().map(|i| self.symbol[i]).collect(), c)
-            })
-            .collect()
+                let mut symbols = Vec::with_capacity(p.len() / 2);
+                let mut start = 0;
+                for i in 1..=p.len() {
+                    if i < p.len() && self.adjacent.holds(p[i - 1], p[i]) {
+                        continue;
+                    }
+                    let piece = &p[start..i];
+                    start = i;
+                    if piece.len() == 1 {
+                        symbols.push(piece[0] as u32);
+                        continue;
+                    }
+                    if let Some(s) = cache.get(piece) {
+                        symbols.extend_from_slice(s);
+                        continue;
+                    }
+                    ids.clear();
+                    self.encoder.bpe(piece, &mut ids);
+                    let s: Box<[u32]> = ids.iter().map(|i| self.symbol[i]).collect();
+                    symbols.extend_from_slice(&s);
+                    cache.insert(piece, s);
+                }
+                out.push((symbols, *c));
+            }
+            out
+        });
+        encoded.flatten_iter().collect()
+    }
+}
+
+/// The byte pairs some token holds side by side: a bit for each of the 65,536.
+struct AdjacentBytes {
+    bits: Vec<u64>,
+}
+
+impl AdjacentBytes {
+    fn new<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> Self {
+        let mut bits = vec![0u64; 1 << 10];
+        for t in tokens {
+            for p in t.windows(2) {
+                let i = (p[0] as usize) << 8 | p[1] as usize;
+                bits[i >> 6] |= 1 << (i & 63);
+            }
+        }
+        AdjacentBytes { bits }
+    }
+
+    #[inline]
+    fn holds(&self, a: u8, b: u8) -> bool {
+        let i = (a as usize) << 8 | b as usize;
+        self.bits[i >> 6] & (1 << (i & 63)) != 0
     }
 }
 
@@ -182,5 +260,63 @@ mod tests {
         assert!(train_encoded(vec![b"a".to_vec()], none(), 1, &rules, &mut |_, _| true).is_err());
         let pretoken = vec![(vec![300u32, 1], 1)];
         assert!(train_encoded(vec![], pretoken, 1, &rules, &mut |_, _| true).is_err());
+    }
+
+    /// Encoding in pieces between bytes no token holds side by side, with a cache, gives
+    /// what encoding each pre-token whole gives: for a merges base and a rank table, on
+    /// long pre-tokens of a few letters and spaces.
+    #[test]
+    fn pieces_encode_as_the_whole_pretoken() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut text =
+            |len: usize| -> Vec<u8> { (0..len).map(|_| b"ab c d\n"[next(7) as usize]).collect() };
+        // Words as a pattern cuts them: letters after at most one space, so no token holds
+        // a letter then a space, and the pre-tokens below are cut at each such pair.
+        let words: Vec<(Vec<u8>, u64)> = (0..300)
+            .map(|i| {
+                let w: Vec<u8> = text(1 + i % 9)
+                    .into_iter()
+                    .filter(|b| b.is_ascii_alphabetic())
+                    .collect();
+                ([&b" "[..i % 2], &w].concat(), 1 + i as u64 % 5)
+            })
+            .collect();
+        let (merges, _) = crate::train::train(&words, 40, 1, &mut |_, _| true).unwrap();
+        let mut vocab: Vec<(u32, Vec<u8>)> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
+        for (a, b) in &merges {
+            vocab.push((vocab.len() as u32, [a.as_slice(), b].concat()));
+        }
+        let mut counts = PretokenCounts::new();
+        for i in 0..200 {
+            counts.add(&text(1 + i * 3), 1 + i as u64 % 3);
+        }
+        for rank_table in [false, true] {
+            let base =
+                Base::new(vocab.clone(), (!rank_table).then_some(merges.as_slice())).unwrap();
+            assert!(base.adjacent.holds(b' ', b'a') && !base.adjacent.holds(b'a', b' '));
+            let mut want: Vec<(Vec<u32>, u64)> = counts
+                .iter()
+                .map(|(p, c)| {
+                    let p = p.as_ref();
+                    let mut ids = Vec::new();
+                    match base.whole.as_ref().and_then(|m| m.get(p)) {
+                        Some(&id) => ids.push(id),
+                        None => base.encoder.bpe(p, &mut ids),
+                    }
+                    (ids.iter().map(|i| base.symbol[i]).collect(), c)
+                })
+                .collect();
+            let mut got = base.encode(counts.clone());
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "rank table: {rank_table}");
+            assert!(got.iter().any(|(w, _)| w.len() > 20));
+        }
     }
 }

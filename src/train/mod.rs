@@ -10,7 +10,8 @@
 //!
 //! Files: `trainer.rs` the state and the loop, `merge.rs` one merge applied, `refill.rs`
 //! the index, `pair_counts.rs`, `heap.rs`, `symbols.rs`, `rules.rs` (the compat modes),
-//! `extend.rs` (training from an existing tokenizer).
+//! `extend.rs` (training from an existing tokenizer), `rare_cuts.rs` (long pre-tokens cut
+//! where no merge can reach).
 //!
 //! Exactness (DESIGN "Training"):
 //! - ties go to the lexicographically greater `(bytes(left), bytes(right))`, as Python
@@ -31,6 +32,7 @@ mod extend;
 mod heap;
 mod merge;
 mod pair_counts;
+mod rare_cuts;
 mod refill;
 mod rules;
 mod symbols;
