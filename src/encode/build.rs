@@ -4,6 +4,7 @@
 use super::chars::CharStart;
 use super::pair_table::{PairTable, NONE};
 use super::pretoken_cache::short_key;
+use super::staged;
 use super::Encoder;
 use crate::special::SpecialMatcher;
 use crate::split::Splitter;
@@ -116,6 +117,7 @@ pub(super) fn encoder(
         rank_merges: Vec::new(),
         chars: None,
         monotone: false,
+        stages: None,
         cache: ThreadLocal::new(),
     };
     // Merges mode: the whole-token short-cut is exact only for tokens that BPE rebuilds
@@ -135,6 +137,7 @@ pub(super) fn encoder(
         .collect();
     enc.chars = CharStart::new(&enc, &vocab, &splits, &valid, merges);
     enc.monotone = enc.pairs.is_monotone();
+    enc.stages = staged::Stages::new(&enc);
     let mut whole = FxHashMap::default();
     whole.reserve(vocab.len());
     let mut whole_long = FxHashMap::default();

@@ -63,6 +63,7 @@ mod pretoken;
 mod pretoken_cache;
 mod rank_table;
 mod special_policy;
+mod staged;
 mod stream;
 #[cfg(test)]
 mod test_vocab;
@@ -122,6 +123,8 @@ pub struct Encoder {
     /// Whether the pair table is monotone ([`PairTable::is_monotone`]): long pre-tokens
     /// then take the monotone queue.
     monotone: bool,
+    /// The two stages of BPE for long pre-tokens of a superword tokenizer (`staged`).
+    stages: Option<staged::Stages>,
     cache: ThreadLocal<RefCell<PretokenCache>>,
 }
 

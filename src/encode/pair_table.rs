@@ -73,6 +73,11 @@ impl PairTable {
         })
     }
 
+    /// Every entry: `((left, right), (priority, merged id))`.
+    pub(super) fn iter(&self) -> impl Iterator<Item = ((TokenId, TokenId), (u32, TokenId))> + '_ {
+        self.map.iter().map(|(&k, &v)| (pair_of_key(k), v))
+    }
+
     /// Inserts unless the pair is there already (a repeated merge keeps its first priority).
     pub(super) fn insert_first(&mut self, a: TokenId, b: TokenId, value: (u32, TokenId)) {
         self.map.entry(pair_key(a, b)).or_insert(value);
