@@ -30,7 +30,8 @@
 //! - `build.rs`: construction (vocab checks, pair table from merges, decoder bytes,
 //!   whole-token tables); `rank_table.rs`: the pair table and canonical merges of a rank table;
 //! - `pair_table.rs`: the pair table, the single-byte pair table and the per-thread pair cache;
-//! - `bpe.rs`: the kernels (scan, heap); `chars/`: BPE from whole characters (`mod.rs`, the
+//! - `bpe.rs`: the kernels (scan, heap); `staged.rs`: superword tokenizers' long pre-tokens
+//!   in two stages; `chars/`: BPE from whole characters (`mod.rs`, the
 //!   proof and the kernel; `build.rs`, its tables; `windows.rs`, where a straddling token can
 //!   occur), with `filter.rs`, the Bloom filter of its pairs;
 //! - `pretoken_cache.rs`: the per-thread cache of short pre-tokens and their u128 key;
