@@ -98,6 +98,18 @@ def test_round_trip_of_a_trained_tokenizer(tmp_path):
         assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
 
 
+def test_a_tiktoken_name_saves_a_rank_file_that_tiktoken_reads(tmp_path):
+    from tiktoken.load import load_tiktoken_bpe
+
+    tok = trained()
+    tok.save(tmp_path / "mine.tiktoken")  # no format: the name says it
+    ranks = load_tiktoken_bpe(str(tmp_path / "mine.tiktoken"))
+    special_ids = set(tok.special_tokens.values())
+    assert ranks == {token: i for i, token in tok.vocab.items() if i not in special_ids}
+    tok.save(tmp_path / "mine.json")
+    assert (tmp_path / "mine.json").read_text("utf-8").lstrip().startswith("{")
+
+
 def test_tiktoken_agrees_with_a_trained_tokenizer(tmp_path):
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe

@@ -644,12 +644,12 @@ class Tokenizer:
     def save(
         self,
         path: str | os.PathLike | tuple[str | os.PathLike, str | os.PathLike],
-        format: str = "huggingface",
+        format: str | None = None,
     ) -> None:
-        """Saves the tokenizer atomically: ``huggingface`` (default), ``tiktoken`` or ``gpt2``
-        (a directory with vocab.json and merges.txt; or the pair of names
-        ``(vocab_path, merges_path)``, as CS336 writes them; or ``x-vocab.json``, with
-        ``x-merges.txt`` beside it).
+        """Saves the tokenizer atomically: ``huggingface`` (the default, but for a name
+        ending in ``.tiktoken``: tiktoken), ``tiktoken``, ``tekken`` or ``gpt2`` (a directory
+        with vocab.json and merges.txt; or the pair of names ``(vocab_path, merges_path)``,
+        as CS336 writes them; or ``x-vocab.json``, with ``x-merges.txt`` beside it).
 
         ``huggingface`` into a folder (``save("dir/")``) writes ``tokenizer.json`` and
         ``tokenizer_config.json`` (``config``'s tokens and chat template) in it, the files

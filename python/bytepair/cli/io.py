@@ -36,15 +36,15 @@ def load_tokenizer(spec: str) -> Tokenizer:
 
 
 def format_for(path: str, given: str | None) -> str:
-    """The output format: as given, else from the name (``.tiktoken`` -> tiktoken, a
-    directory or a name ending in / -> gpt2, anything else -> huggingface)."""
+    """The output format: as given, else a directory or a name ending in / -> gpt2, else
+    as ``Tokenizer.save`` would (``.tiktoken`` -> tiktoken, anything else -> huggingface)."""
+    from bytepair import formats
+
     if given:
         return given
-    if path.endswith(".tiktoken"):
-        return "tiktoken"
     if path.endswith(("/", os.sep)) or os.path.isdir(path):
         return "gpt2"
-    return "huggingface"
+    return formats.save_format(path)
 
 
 def use_colour(stream, choice: str = "auto") -> bool:

@@ -142,15 +142,29 @@ def load(
     return gpt2.load(directory, special_tokens=special_tokens, pattern=pattern or "gpt2")
 
 
-def save(data, path: str | os.PathLike, format: str = "huggingface") -> None:
+def save_format(path) -> str:
+    """The format a path asks for when none is given: a pair ``(vocab_path, merges_path)``
+    is gpt2, a ``.tiktoken`` name tiktoken, anything else huggingface.
+
+    >>> save_format("cl100k.tiktoken"), save_format("out/"), save_format(("v.json", "m.txt"))
+    ('tiktoken', 'huggingface', 'gpt2')
+    """
+    if isinstance(path, (tuple, list)):
+        return "gpt2"
+    return "tiktoken" if os.fspath(path).endswith(".tiktoken") else "huggingface"
+
+
+def save(data, path: str | os.PathLike, format: str | None = None) -> None:
     """Saves ``data`` (a ``TokenizerData``, or a Tokenizer) atomically in ``format`` (one of
-    ``SAVE_FORMATS``); gpt2 writes a directory, or the two files a pair ``(vocab_path,
-    merges_path)`` names (a pair means gpt2).
+    ``SAVE_FORMATS``; by default ``save_format(path)``); gpt2 writes a directory, or the two
+    files a pair ``(vocab_path, merges_path)`` names (a pair means gpt2).
 
     A tokenizer.json pipeline that is more than a pattern and special tokens (a normalizer,
     several pre-tokenizer steps, flagged or non-special added tokens) is written as
     huggingface only: the other formats would drop part of it, and encode differently."""
     data = tokenizer_data.of(data)
+    if format is None:
+        format = save_format(path)
     if isinstance(path, (tuple, list)) and format in ("huggingface", "gpt2"):
         format = "gpt2"
     if format != "huggingface":
