@@ -104,11 +104,6 @@ impl Encoder {
     /// 3.9x faster than the binary heap on 2 MB pre-tokens (SuperBPE's, gpt2 merges, 8k
     /// vocab), while its 65 buckets cost more than they save on a Han run of 100 bytes.
     pub(super) fn bpe_long(&self, pretoken: &[u8], out: &mut Vec<TokenId>) {
-        if let Some(stages) = &self.stages {
-            if self.bpe_staged(stages, pretoken, out) {
-                return;
-            }
-        }
         let ids = pretoken
             .iter()
             .map(|&b| self.byte_ids[b as usize])

@@ -214,7 +214,7 @@ impl Encoder {
         if pretoken.len() <= SHORT {
             self.bpe_short(pretoken, out)
         } else {
-            self.bpe_long(pretoken, out)
+            self.bpe_long_staged(pretoken, out)
         }
     }
 

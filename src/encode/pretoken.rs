@@ -133,6 +133,15 @@ impl Encoder {
         cache: &mut PretokenCache,
         out: &mut Vec<TokenId>,
     ) {
+        // A superword tokenizer's long pre-tokens take the stages first: BPE from whole
+        // characters would run over a whole sentence with a curly quote in it.
+        if pretoken.len() > SHORT {
+            if let Some(st) = &self.stages {
+                if self.bpe_staged(st, pretoken, out) {
+                    return;
+                }
+            }
+        }
         if self.bpe_chars(pretoken, &mut cache.pairs, &mut cache.scratch, out) {
             return;
         }

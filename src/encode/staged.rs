@@ -10,20 +10,30 @@
 //! the pieces between such bytes, each alone: short, like words. The second stage runs on
 //! the first stage's tokens, several bytes each.
 //!
-//! `first` is the lowest priority of a merge joining a byte that is not whitespace to a
-//! following space: a word to the next (SuperBPE's first superword merge). A tokenizer
+//! `first` is the lowest priority of a merge joining an ASCII letter, digit or punctuation
+//! mark to a following space: a word to the next (SuperBPE's first superword merge). A tokenizer
 //! with few such merges (every tokenizer trained on words) has no stages.
 
 use super::bpe::{merge_scan, SHORT};
 use super::pair_table::NONE;
+use super::pretoken_cache::{short_key, Slot, CACHE_IDS, COUNT_SHIFT};
 use super::Encoder;
 use crate::TokenId;
+use std::cell::RefCell;
+use thread_local::ThreadLocal;
+
+/// log2 of the slots of the per-thread cache of first-stage pieces: 32768 of 32 bytes, 1 MB.
+const PIECE_CACHE_BITS: u32 = 15;
 
 /// The first stage's priorities, and the byte pairs it may join.
 pub(super) struct Stages {
     first: u32,
     /// One bit per byte pair `x << 8 | y`: a merge below `first` has `x, y` at its junction.
     joins: Vec<u64>,
+    /// Recent pieces of up to 15 bytes and their first-stage ids, direct-mapped: the pieces
+    /// are words, and most repeat (SuperBPE at 200,000 tokens, 1 MB of English: 90% hits,
+    /// 16.9 MB/s without, 23.6 MB/s with).
+    pieces: ThreadLocal<RefCell<Vec<Slot>>>,
 }
 
 impl Stages {
@@ -40,7 +50,7 @@ impl Stages {
             };
             let j = &mut lowest[(x as usize) << 8 | y as usize];
             *j = (*j).min(p);
-            word_space += (y == b' ' && !x.is_ascii_whitespace()) as usize;
+            word_space += (y == b' ' && x.is_ascii_graphic()) as usize;
         }
         // Tokenizers trained on words have a few such merges (2 of cl100k's 100,000 pairs,
         // 6 of o200k's 199,742), a superword tokenizer hundreds (642 of 7,744 at 8,000
@@ -48,8 +58,10 @@ impl Stages {
         if word_space == 0 || word_space * 1000 < enc.pairs.map.len() {
             return None;
         }
-        let first = (0..=255u8)
-            .filter(|x| !x.is_ascii_whitespace())
+        // ASCII letters, digits and punctuation only: a word tokenizer's whitespace runs hold
+        // U+00A0 then a space (its last byte 0xA0 then 0x20: rank 41,448 of SuperBPE's
+        // 200,000 tokens, where its first superword merge is 180,000).
+        let first = (0x21..=0x7Eu8)
             .map(|x| lowest[(x as usize) << 8 | b' ' as usize])
             .min()?;
         let mut joins = vec![0u64; 1 << 10];
@@ -58,7 +70,11 @@ impl Stages {
                 joins[i >> 6] |= 1 << (i & 63);
             }
         }
-        Some(Stages { first, joins })
+        Some(Stages {
+            first,
+            joins,
+            pieces: ThreadLocal::new(),
+        })
     }
 
     #[inline]
@@ -69,10 +85,23 @@ impl Stages {
 }
 
 impl Encoder {
+    /// BPE of a pre-token longer than `SHORT`: in stages when the tokenizer has them and they
+    /// cut it, else the heap.
+    pub(super) fn bpe_long_staged(&self, pretoken: &[u8], out: &mut Vec<TokenId>) {
+        match &self.stages {
+            Some(st) if self.bpe_staged(st, pretoken, out) => {}
+            _ => self.bpe_long(pretoken, out),
+        }
+    }
+
     /// BPE of `pretoken` in two stages (see the module); `false`, with nothing written, when
     /// the first stage would not cut it.
     pub(super) fn bpe_staged(&self, st: &Stages, pretoken: &[u8], out: &mut Vec<TokenId>) -> bool {
         let below = |(p, m): (u32, TokenId)| if p < st.first { (p, m) } else { (NONE, NONE) };
+        let mut cache = st
+            .pieces
+            .get_or(|| RefCell::new(vec![Slot::default(); 1 << PIECE_CACHE_BITS]))
+            .borrow_mut();
         let mut ids: Vec<TokenId> = Vec::with_capacity(pretoken.len() / 2);
         let mut start = 0;
         for i in 1..=pretoken.len() {
@@ -84,6 +113,19 @@ impl Encoder {
             }
             let piece = &pretoken[start..i];
             start = i;
+            let key = short_key(piece);
+            let slot = key.map(|k| {
+                let h = ((k as u64) ^ ((k >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                (h >> (64 - PIECE_CACHE_BITS)) as usize
+            });
+            if let (Some(k), Some(at)) = (key, slot) {
+                let s = &cache[at];
+                if s.key & !(0xF << COUNT_SHIFT) == k {
+                    ids.extend_from_slice(&s.ids[..(s.key >> COUNT_SHIFT) as usize]);
+                    continue;
+                }
+            }
+            let before = ids.len();
             if piece.len() <= SHORT {
                 let mut part = [0 as TokenId; SHORT];
                 let mut prio = [(NONE, NONE); SHORT];
@@ -100,6 +142,12 @@ impl Encoder {
             } else {
                 let parts = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
                 self.heap_merge(parts, |a, b| below(self.pair(a, b)), &mut ids);
+            }
+            let made = &ids[before..];
+            if let (Some(k), Some(at), true) = (key, slot, made.len() <= CACHE_IDS) {
+                let s = &mut cache[at];
+                s.key = k | (made.len() as u128) << COUNT_SHIFT;
+                s.ids[..made.len()].copy_from_slice(made);
             }
         }
         self.heap_merge(ids, |a, b| self.pair(a, b), out);
