@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import lzma
 import time
+import warnings
 from pathlib import Path
 
 import bytepair
@@ -35,6 +36,7 @@ def main() -> None:
     p.add_argument("--transition", type=float, default=0.9, help="t as a fraction of vocab")
     p.add_argument("--corpus", action="append", help="default: en-prose, zh-prose, code")
     args = p.parse_args()
+    warnings.simplefilter("ignore", bytepair.errors.TrainingWarning)
     t = int(args.vocab * args.transition)
     print(f"vocab {args.vocab:,}, SuperBPE transition {t:,}, {args.mb} MB of training text")
     for name in args.corpus or ["en-prose", "zh-prose", "code"]:
@@ -53,8 +55,14 @@ def main() -> None:
         enc_s = time.perf_counter() - s
         plain_bpt = nbytes / len(plain.encode(held, allowed_special="all"))
         sup_bpt = nbytes / sup_ids
+        # A corpus too small for the vocab stops early (TrainingWarning): say where.
+        sizes = (
+            ""
+            if plain.vocab_size == sup.vocab_size == args.vocab
+            else (f" (vocab {plain.vocab_size:,} plain, {sup.vocab_size:,} SuperBPE)")
+        )
         print(
-            f"  {name:<9} bytes/token plain {plain_bpt:.3f}, SuperBPE {sup_bpt:.3f} "
+            f"  {name:<9}{sizes} bytes/token plain {plain_bpt:.3f}, SuperBPE {sup_bpt:.3f} "
             f"({1 - plain_bpt / sup_bpt:.1%} fewer tokens); training {plain_s:.1f} s vs "
             f"{sup_s:.1f} s ({sup_s / plain_s:.1f}x); SuperBPE encodes "
             f"{nbytes / enc_s / 1e6:.1f} MB/s"
