@@ -166,7 +166,10 @@ impl Base {
             .div_ceil(rayon::current_num_threads())
             .max(1);
         let encoded = pretokens.par_chunks(share).map(|part| {
-            let mut cache = FxHashMap::<&[u8], Box<[u32]>>::default();
+            // Pieces of up to 15 bytes by their u128 key: comparing slices was 8% of SuperBPE's
+            // second stage (memcmp).
+            let mut short = FxHashMap::<u128, Box<[u32]>>::default();
+            let mut long = FxHashMap::<&[u8], Box<[u32]>>::default();
             let mut ids = Vec::new();
             let mut out = Vec::with_capacity(part.len());
             for (p, c) in part {
@@ -187,7 +190,12 @@ impl Base {
                         symbols.push(piece[0] as u32);
                         continue;
                     }
-                    if let Some(s) = cache.get(piece) {
+                    let key = crate::pretoken_key::pack(piece);
+                    let hit = match key {
+                        Some(k) => short.get(&k),
+                        None => long.get(piece),
+                    };
+                    if let Some(s) = hit {
                         symbols.extend_from_slice(s);
                         continue;
                     }
@@ -195,7 +203,10 @@ impl Base {
                     self.encoder.bpe(piece, &mut ids);
                     let s: Box<[u32]> = ids.iter().map(|i| self.symbol[i]).collect();
                     symbols.extend_from_slice(&s);
-                    cache.insert(piece, s);
+                    match key {
+                        Some(k) => short.insert(k, s),
+                        None => long.insert(piece, s),
+                    };
                 }
                 out.push((symbols, *c));
             }
