@@ -2,7 +2,8 @@
 same pattern (GPT-2's), same number of merges, each trainer in its own subprocess
 (peak RSS: the child's own VmHWM). bytepair also runs in each peer's mode
 (``compat="huggingface"``, ``compat="rustbpe"``: that peer's exact merges) and extending a
-tokenizer (``base=``: the first half of the vocab trained untimed, then the rest).
+tokenizer (``base=``: the first half of the vocab trained untimed, then the rest) and
+SuperBPE (``superword_transition=`` at 90% of the vocab, against plain training).
 
     python benches/train.py                       # 50 MB of en-prose, vocab 32000, 3 runs
     python benches/train.py --mb 10 --runs 1      # quick
@@ -27,7 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
 EOT = "<|endoftext|>"
-TRAINERS = ("bytepair", "hf", "rustbpe", "bytepair-hf", "bytepair-rustbpe", "bytepair-extend")
+TRAINERS = (
+    "bytepair",
+    "hf",
+    "rustbpe",
+    "bytepair-hf",
+    "bytepair-rustbpe",
+    "bytepair-extend",
+    "bytepair-superbpe",
+)
 #: (bytepair row, peer row) pairs whose ratio is printed: each mode against the trainer it
 #: reproduces.
 PAIRS = [("bytepair", "hf"), ("bytepair", "rustbpe")]
@@ -77,6 +86,16 @@ def run_bytepair_extend(path: str, vocab_size: int) -> dict:
     t = time.perf_counter()
     tok = bytepair.train(path, vocab_size=vocab_size, base=base, progress=False)
     return {"wall": time.perf_counter() - t, "merges": len(tok.merges) - len(base.merges)}
+
+
+def run_bytepair_superbpe(path: str, vocab_size: int) -> dict:
+    """SuperBPE with the transition at 90% of the vocab (the paper's 180k of 200k)."""
+    import bytepair
+
+    t = time.perf_counter()
+    transition = vocab_size * 9 // 10
+    tok = bytepair.train(path, vocab_size, [EOT], progress=False, superword_transition=transition)
+    return {"wall": time.perf_counter() - t, "merges": len(tok.merges)}
 
 
 def run_bytepair_phases(path: str, vocab_size: int) -> dict:
@@ -135,6 +154,7 @@ RUNNERS = {
     "bytepair-hf": lambda path, vocab_size: run_bytepair(path, vocab_size, "huggingface"),
     "bytepair-rustbpe": lambda path, vocab_size: run_bytepair(path, vocab_size, "rustbpe"),
     "bytepair-extend": run_bytepair_extend,
+    "bytepair-superbpe": run_bytepair_superbpe,
 }
 
 
@@ -200,6 +220,9 @@ def main() -> None:
         f"per core, {ph['words']:.0f} distinct pre-tokens); merge {ph['merge']:.2f} s "
         f"for {ph['merges']:.0f} merges"
     )
+    if "bytepair-superbpe" in results:
+        cost = results["bytepair-superbpe"]["wall"] / results["bytepair"]["wall"]
+        print(f"bytepair-superbpe costs {cost:.1f}x plain bytepair training")
     for ours, peer in PAIRS:
         if ours in results and peer in results:
             a, b = results[ours], results[peer]
