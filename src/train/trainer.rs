@@ -86,6 +86,10 @@ pub(super) struct Trainer<S: Symbol> {
     pub(super) ends: Option<Vec<(u32, u32)>>,
     /// Whether a merge rebuilt an existing symbol from other ends.
     pub(super) ambiguous: bool,
+    /// The loop stops (`gave_up`) before a merge counted below this, or once `ambiguous`
+    /// when `ends` are kept: `rare_cuts.rs` then knows the run is of no use.
+    pub(super) give_up_below: u64,
+    pub(super) gave_up: bool,
 }
 
 /// Whether pair `(x, y)` is counted: always, unless a maximum token length
@@ -182,6 +186,8 @@ impl<S: Symbol> Trainer<S> {
             lowest: u64::MAX,
             ends: None,
             ambiguous: false,
+            give_up_below: 0,
+            gave_up: false,
         }
     }
 
@@ -232,6 +238,10 @@ impl<S: Symbol> Trainer<S> {
             }
             // Every pair in the heap has count >= floor >= min_frequency, and every pair
             // outside it has count < floor: `top` is the highest pair.
+            if top.count < self.give_up_below || self.ambiguous {
+                self.gave_up = true;
+                return finish(merges, num_merges, Stop::Done, progress);
+            }
 
             let (a, b) = top.pair;
             let (ab, bb) = (self.syms.get(a.id()), self.syms.get(b.id()));
