@@ -156,7 +156,7 @@ mod tests {
                 enc.encode_pretoken(pretoken, &mut cache, &mut cached);
                 enc.bpe(pretoken, &mut plain);
                 assert_eq!(cached, plain, "{:?}", String::from_utf8_lossy(pretoken));
-                // The answer is in the cache now, unless it is not cached at all.
+                // The answer is cached, unless the pre-token or its ids are too long for a slot.
                 let mut again = Vec::new();
                 let set = LongPretokenCache::set_of(pretoken);
                 if pretoken.len() <= LONG_MAX && plain.len() <= LONG_IDS {

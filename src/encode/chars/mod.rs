@@ -31,7 +31,7 @@
 //! character is finished and P is in R's final state, with no pair left to merge.
 //!
 //! Files: this one holds [`CharStart`] and phase 1 and 2; `build.rs` the check of (1) and the
-//! tables; `windows.rs` the filter that spares most pre-tokens the search for (2).
+//! tables; `windows.rs` where the straddling tokens of (2) occur in a pre-token.
 
 use super::bpe::{lowest_pair, merge_at, merge_scan};
 use super::filter::PairFilter;
