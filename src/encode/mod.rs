@@ -35,6 +35,7 @@
 //!   proof and the kernel; `build.rs`, its tables; `windows.rs`, where a straddling token can
 //!   occur), with `filter.rs`, the Bloom filter of its pairs;
 //! - `pretoken_cache.rs`: the per-thread cache of short pre-tokens and their u128 key;
+//!   `long_pretoken_cache.rs`: the one of pre-tokens of 16-64 bytes, keyed by their bytes;
 //!   `pretoken.rs`: one pre-token's road through cache, whole-token tables and BPE;
 //! - `special_policy.rs`: which special tokens are allowed, disallowed or plain text;
 //! - `offsets.rs`: tokens' byte spans and Python-string offsets;
@@ -56,6 +57,7 @@ mod chars;
 mod cut;
 mod file;
 pub(crate) mod filter;
+mod long_pretoken_cache;
 mod monotone_heap;
 mod npy;
 mod offsets;

@@ -1,7 +1,8 @@
-//! Encoding one pre-token: the per-thread cache, then the whole-token tables, then BPE; and
+//! Encoding one pre-token: the per-thread caches, then the whole-token tables, then BPE; and
 //! the loop that feeds a built-in splitter's pre-tokens to it.
 
 use super::bpe::SHORT;
+use super::long_pretoken_cache::{LongPretokenCache, LONG_MAX};
 use super::pretoken_cache::{short_key, PretokenCache, Slot, CACHE_IDS, COUNT_SHIFT};
 use super::Encoder;
 use crate::split::TileLoop;
@@ -76,9 +77,32 @@ impl Encoder {
         }
     }
 
-    /// A pre-token of 16 bytes or more: never cached.
+    /// A pre-token of 16 bytes or more: through the long pre-token cache up to
+    /// [`LONG_MAX`] bytes, but for those that start with a CJK ideograph (as short ones, see
+    /// [`Encoder::encode_non_ascii`]: Chinese runs of Han characters are mostly new, and BPE
+    /// from characters merges few pairs in them).
     #[inline(never)]
     pub(super) fn encode_long_pretoken(
+        &self,
+        pretoken: &[u8],
+        cache: &mut PretokenCache,
+        out: &mut Vec<TokenId>,
+    ) {
+        if pretoken.len() > LONG_MAX || matches!(pretoken[0], 0xE4..=0xE9) && self.chars.is_some() {
+            return self.encode_uncached_long(pretoken, cache, out);
+        }
+        let set = LongPretokenCache::set_of(pretoken);
+        if cache.long.get(set, pretoken, out) {
+            return;
+        }
+        let start = out.len();
+        self.encode_uncached_long(pretoken, cache, out);
+        cache.long.insert(set, pretoken, &out[start..]);
+    }
+
+    /// A pre-token of 16 bytes or more, without the long pre-token cache.
+    #[inline(always)]
+    fn encode_uncached_long(
         &self,
         pretoken: &[u8],
         cache: &mut PretokenCache,

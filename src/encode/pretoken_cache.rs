@@ -1,6 +1,7 @@
 //! The per-thread cache of short pre-tokens and their ids, and the key it is indexed by.
 
 use super::chars::Scratch;
+use super::long_pretoken_cache::LongPretokenCache;
 use super::pair_table::{NONE, PAIR_CACHE_BITS};
 use crate::TokenId;
 
@@ -15,6 +16,8 @@ const CACHE_BITS: u32 = 16;
 /// the less recently used of its set.
 pub(super) struct PretokenCache {
     pub(super) sets: Vec<Set>,
+    /// The pre-tokens too long for a key (see [`LongPretokenCache`]).
+    pub(super) long: LongPretokenCache,
     /// Recent pair look-ups, `(left << 32 | right, priority, merged)`, direct-mapped, absent
     /// pairs included (see `Encoder::hot_pair`).
     pub(super) pairs: Vec<(u64, u32, TokenId)>,
@@ -48,6 +51,7 @@ impl Default for PretokenCache {
     fn default() -> Self {
         PretokenCache {
             sets: vec![Set::default(); 1 << CACHE_BITS],
+            long: LongPretokenCache::default(),
             pairs: vec![(u64::MAX, NONE, NONE); 1 << PAIR_CACHE_BITS],
             scratch: Scratch::default(),
         }

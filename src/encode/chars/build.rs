@@ -7,7 +7,6 @@ use crate::encode::filter::PairFilter;
 use crate::encode::pair_table::NONE;
 use crate::encode::Encoder;
 use crate::TokenId;
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 impl CharStart {
     /// `splits[i]` is vocab entry `i`'s last merge `(left, right, priority)` when it is a valid
@@ -119,13 +118,6 @@ impl CharStart {
             }
         }
         let windows = Windows::new(&straddlers);
-        let straddlers = (!straddlers.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .kind(Some(AhoCorasickKind::DFA))
-                .build(&straddlers)
-                .expect("straddling tokens are short")
-        });
         let mut multi = Vec::new();
         let mut buf = [0u8; 4];
         let mut parts = Vec::new();
@@ -144,7 +136,6 @@ impl CharStart {
         Some(CharStart {
             bmp,
             multi,
-            straddlers,
             windows,
             filter,
         })

@@ -31,14 +31,13 @@
 //! character is finished and P is in R's final state, with no pair left to merge.
 //!
 //! Files: this one holds [`CharStart`] and phase 1 and 2; `build.rs` the check of (1) and the
-//! tables; `windows.rs` the filter that spares most pre-tokens the search for (2).
+//! tables; `windows.rs` where the straddling tokens of (2) occur in a pre-token.
 
 use super::bpe::{lowest_pair, merge_at, merge_scan};
 use super::filter::PairFilter;
 use super::pair_table::NONE;
 use super::Encoder;
 use crate::TokenId;
-use aho_corasick::AhoCorasick;
 use windows::Windows;
 
 mod build;
@@ -71,11 +70,9 @@ pub(super) struct CharStart {
     /// The BPE of the other characters below U+10000 (two or three tokens, then `NONE`), at
     /// `bmp[c] & !MULTI`.
     multi: Vec<[TokenId; 3]>,
-    /// Every valid token that could straddle a character boundary unaligned: not valid UTF-8,
-    /// with a non-continuation byte after its first (`None` if there are none).
-    straddlers: Option<AhoCorasick>,
-    /// The bytes around the first character boundary inside each straddler (see [`Windows`]):
-    /// a pre-token with none of them at its boundaries holds no straddler, without the search.
+    /// Every valid token that could straddle a character boundary unaligned (not valid UTF-8,
+    /// with a non-continuation byte after its first), by the bytes around its first character
+    /// boundary (see [`Windows`]).
     windows: Windows,
     /// The pairs of the table whose parts are valid UTF-8 and not both ASCII: phase 2 looks
     /// up no other pair of a non-ASCII part.
@@ -84,10 +81,10 @@ pub(super) struct CharStart {
 
 impl CharStart {
     /// BPE of `pretoken` from its characters' tokens, appended to `out`; `false` (and nothing
-    /// appended) when the pre-token does not qualify: not valid UTF-8, more than [`PARTS`] parts
-    /// after phase 1, or a straddler in a pre-token of over 256 bytes. `pair` gives `(priority,
-    /// merged id)`. The result is right for any pre-token; the caller passes only pre-tokens with a
-    /// non-ASCII byte, the only ones that gain.
+    /// appended) when the pre-token does not qualify: not valid UTF-8, or more than [`PARTS`]
+    /// parts after phase 1. `pair` gives `(priority, merged id)`. The result is right for any
+    /// pre-token; the caller passes only pre-tokens with a non-ASCII byte, the only ones that
+    /// gain.
     ///
     /// Phase 2 looks up only pairs of *aligned* parts (whole characters and what they merge
     /// into): a part that is a fragment of a character never merges again. Inside its character
@@ -102,7 +99,8 @@ impl CharStart {
     /// whole characters elsewhere): the argument of the module docs holds for any split of
     /// the pre-token into *units* that no token occurrence crosses from inside a unit, and a
     /// straddler then starts and ends on byte units. Under o200k 5% of Chinese pre-tokens hold
-    /// one (mostly a space and the first two bytes of a Han character, ` \xe6\x9f`).
+    /// one (mostly a space and the first two bytes of a Han character, ` \xe6\x9f`), and 61% of
+    /// the 25-language corpus's (a space and the first byte of a letter, ` \xd8`).
     #[inline]
     pub(super) fn bpe(
         &self,
@@ -112,32 +110,9 @@ impl CharStart {
         scratch: &mut Scratch,
         mut pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) -> bool {
-        let Some(mut start) = self.start::<false>(enc, pretoken, &[0; 4], scratch, &mut pair)
-        else {
+        let Some(start) = self.start(enc, pretoken, scratch, &mut pair) else {
             return false;
         };
-        if start.maybe_straddler {
-            if let Some(ac) = &self.straddlers {
-                // Bit `i` is `pretoken[i]`, for pre-tokens of up to 256 bytes.
-                let mut bytes = [0u64; 4];
-                let mut any = false;
-                for m in ac.find_overlapping_iter(pretoken) {
-                    if pretoken.len() > 256 {
-                        return false;
-                    }
-                    for j in m.range() {
-                        bytes[j / 64] |= 1 << (j % 64);
-                    }
-                    any = true;
-                }
-                if any {
-                    match self.start::<true>(enc, pretoken, &bytes, scratch, &mut pair) {
-                        Some(s) => start = s,
-                        None => return false,
-                    }
-                }
-            }
-        }
         let Scratch {
             ids,
             prio,
@@ -169,23 +144,26 @@ impl CharStart {
     }
 
     /// Phase 1 into `scratch`: each character's BPE, tagged, then the pairs between parts
-    /// (see [`aligned`]). With `BYTES`, the characters that touch a set bit of `bytes` (bit
-    /// `i` is `pretoken[i]`) start from their bytes instead, tagged [`RAW`]. `None` when the
-    /// pre-token is not valid UTF-8 or has more than [`PARTS`] parts. The pairs of two aligned
-    /// parts are looked up after the decoding loop: inside it they made it spill registers.
+    /// (see [`aligned`]). The characters that a straddler occurrence touches start from their
+    /// bytes instead, tagged [`RAW`]: an occurrence is found at its first boundary (see
+    /// [`Windows`]), where it covers the character before, which is then pushed again as bytes,
+    /// and the characters up to its end. `None` when the pre-token is not valid UTF-8 or has
+    /// more than [`PARTS`] parts. The pairs of two aligned parts are looked up after the
+    /// decoding loop: inside it they made it spill registers.
     #[inline(always)]
-    fn start<const BYTES: bool>(
+    fn start(
         &self,
         enc: &Encoder,
         pretoken: &[u8],
-        bytes: &[u64; 4],
         scratch: &mut Scratch,
         pair: &mut impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) -> Option<Start> {
         let Scratch { ids, prio, .. } = scratch;
         let mut n = 0;
         let mut i = 0;
-        let mut maybe_straddler = false;
+        // Characters that start before `raw_until` start from their bytes; the last character
+        // pushed started at byte `last` with part `last_n`, from its bytes if `last_raw`.
+        let (mut raw_until, mut last, mut last_n, mut last_raw) = (0, 0, 0, false);
         macro_rules! push {
             ($t:expr) => {{
                 ids[n] = $t;
@@ -202,8 +180,9 @@ impl CharStart {
             }};
         }
         while i < pretoken.len() {
-            // One slice pattern per length (strict UTF-8: one spelling per character).
-            let (t, len) = match pretoken[i..] {
+            // One slice pattern per length (strict UTF-8: one spelling per character), and
+            // whether a straddler may have its first boundary here.
+            let (t, len, hit) = match pretoken[i..] {
                 [b0 @ 0xE0..=0xEF, b1, b2, ..]
                     if ((b1 as u16) << 8 | b2 as u16) & 0xC0C0 == 0x8080
                         && !(b0 == 0xE0 && b1 < 0xA0 || b0 == 0xED && b1 >= 0xA0) =>
@@ -211,43 +190,58 @@ impl CharStart {
                     let cp = (b0 as usize & 0x0F) << 12
                         | (b1 as usize & 0x3F) << 6
                         | (b2 as usize & 0x3F);
-                    if !BYTES && i > 0 {
+                    let hit = i > 0 && {
                         let before = pretoken[i - 1];
-                        maybe_straddler |= if before >= 0x80 {
+                        if before >= 0x80 {
                             self.windows.after_multi(before, cp, b0, b1)
                         } else {
                             self.windows.hit(pretoken, i)
-                        };
-                    }
-                    (self.bmp[cp], 3)
+                        }
+                    };
+                    (self.bmp[cp], 3, hit)
                 }
-                [b0 @ 0..=0x7F, ..] => {
-                    if !BYTES && i > 0 {
-                        maybe_straddler |= self.windows.hit(pretoken, i);
-                    }
-                    (enc.byte_ids[b0 as usize] | ASCII, 1)
-                }
+                [b0 @ 0..=0x7F, ..] => (
+                    enc.byte_ids[b0 as usize] | ASCII,
+                    1,
+                    i > 0 && self.windows.hit(pretoken, i),
+                ),
                 [b0 @ 0xC2..=0xDF, b1, ..] if b1 & 0xC0 == 0x80 => {
-                    if !BYTES && i > 0 {
-                        maybe_straddler |= self.windows.hit(pretoken, i);
-                    }
+                    let hit = i > 0 && {
+                        let before = pretoken[i - 1];
+                        if before >= 0x80 {
+                            self.windows.before_two(before, b0, b1)
+                        } else {
+                            self.windows.hit(pretoken, i)
+                        }
+                    };
                     (
                         self.bmp[(b0 as usize & 0x1F) << 6 | (b1 as usize & 0x3F)],
                         2,
+                        hit,
                     )
                 }
                 _ => match char_len(&pretoken[i..]) {
-                    Some(4) => {
-                        maybe_straddler |= !BYTES && i > 0 && self.windows.hit(pretoken, i);
-                        (NONE, 4)
-                    }
+                    Some(4) => (NONE, 4, i > 0 && self.windows.hit(pretoken, i)),
                     _ => return None,
                 },
             };
+            if hit {
+                let end = self.windows.occurrence_end(pretoken, i);
+                if end > i {
+                    if !last_raw {
+                        n = last_n;
+                        for &b in &pretoken[last..i] {
+                            push!(enc.byte_ids[b as usize] | RAW);
+                        }
+                    }
+                    raw_until = raw_until.max(end);
+                }
+            }
             if n + len > PARTS {
                 return None;
             }
-            if BYTES && (i..i + len).any(|j| bytes[j / 64] >> (j % 64) & 1 != 0) {
+            (last, last_n, last_raw) = (i, n, i < raw_until);
+            if last_raw {
                 for &b in &pretoken[i..i + len] {
                     push!(enc.byte_ids[b as usize] | RAW);
                 }
@@ -278,8 +272,9 @@ impl CharStart {
             i += len;
             // The rest of a run of 3-byte characters (Han, kana, Hangul, CJK punctuation:
             // E1 to EC need no check beyond continuation bytes), in a loop of its own:
-            // the byte before each is the last of the one before.
-            if !BYTES && len == 3 {
+            // the byte before each is the last of the one before. A character where a
+            // straddler may start, or that one covers, goes back to the loop above.
+            if len == 3 && !last_raw {
                 while let [b0 @ 0xE1..=0xEC, b1, b2, ..] = pretoken[i..] {
                     if ((b1 as u16) << 8 | b2 as u16) & 0xC0C0 != 0x8080 || n + 3 > PARTS {
                         break;
@@ -287,7 +282,10 @@ impl CharStart {
                     let cp = (b0 as usize & 0x0F) << 12
                         | (b1 as usize & 0x3F) << 6
                         | (b2 as usize & 0x3F);
-                    maybe_straddler |= self.windows.after_multi(pretoken[i - 1], cp, b0, b1);
+                    if i < raw_until || self.windows.after_multi(pretoken[i - 1], cp, b0, b1) {
+                        break;
+                    }
+                    (last, last_n) = (i, n);
                     let t = self.bmp[cp];
                     if t & MULTI == 0 {
                         push!(t);
@@ -309,20 +307,18 @@ impl CharStart {
         Some(Start {
             n,
             multi,
-            maybe_straddler,
             live,
             first: best.1,
         })
     }
 }
 
-/// What phase 1 found: `n` parts, whether a straddler may occur (see [`Windows`]), how many
-/// pairs merge and where the first merge is (when one does).
+/// What phase 1 found: `n` parts, how many pairs merge and where the first merge is (when one
+/// does).
 struct Start {
     n: usize,
     /// Whether a part stands for the tokens of a character in `multi`.
     multi: bool,
-    maybe_straddler: bool,
     live: usize,
     first: usize,
 }
@@ -519,11 +515,7 @@ mod tests {
                         fast.hot_pair(&mut pairs, a, b)
                     }) {
                         taken += 1;
-                        with_bytes += start
-                            .straddlers
-                            .as_ref()
-                            .is_some_and(|ac| ac.is_match(&text))
-                            as usize;
+                        with_bytes += start.windows.holds_straddler(&text) as usize;
                         with_multi += std::str::from_utf8(&text)
                             .unwrap()
                             .chars()
@@ -604,28 +596,57 @@ mod tests {
     }
 
     /// The window filter has no false negatives (a pre-token holding a straddler has a window at
-    /// one of its character boundaries), and it does clear pre-tokens (else it saves nothing).
+    /// one of its character boundaries), it does clear pre-tokens (else it saves nothing), and
+    /// at each boundary the occurrences found are those of a plain search: the end of the
+    /// longest straddler whose first non-continuation byte after its first is there.
     #[test]
-    fn windows_flag_every_pretoken_that_holds_a_straddler() {
+    fn windows_find_every_straddler_occurrence() {
         let mut rng = Lcg(11);
         let (mut held, mut cleared) = (0, 0);
         for round in 0..20 {
             let merges = random_merges(&mut rng, 20 + 4 * round);
-            let enc = Encoder::new(vocab_of(&merges), None, vec![], r"(?s).+").unwrap();
+            let vocab = vocab_of(&merges);
+            let enc = Encoder::new(vocab.clone(), None, vec![], r"(?s).+").unwrap();
             let start = enc.chars.as_ref().unwrap();
+            // The straddlers by their definition, from the vocab (every token of grown merges
+            // is valid).
+            let straddlers: Vec<&[u8]> = vocab
+                .iter()
+                .map(|(_, t)| t.as_slice())
+                .filter(|t| {
+                    std::str::from_utf8(t).is_err() && t[1..].iter().any(|&b| b & 0xC0 != 0x80)
+                })
+                .collect();
             for _ in 0..200 {
                 let chars = 1 + rng.below(20);
                 let text = random_text(&mut rng, chars);
-                let holds = start
-                    .straddlers
-                    .as_ref()
-                    .is_some_and(|ac| ac.is_match(&text));
-                let flagged = (1..text.len())
-                    .filter(|&i| text[i] & 0xC0 != 0x80)
-                    .any(|i| start.windows.hit(&text, i));
-                assert!(flagged || !holds, "{:?}", String::from_utf8_lossy(&text));
+                let boundaries = (1..text.len()).filter(|&i| text[i] & 0xC0 != 0x80);
+                let mut holds = false;
+                for i in boundaries.clone() {
+                    let mut want = 0;
+                    for t in &straddlers {
+                        let k = (1..t.len()).find(|&k| t[k] & 0xC0 != 0x80).unwrap();
+                        if i >= k && text.get(i - k..i - k + t.len()) == Some(t) {
+                            want = want.max(i - k + t.len());
+                        }
+                    }
+                    let hit = start.windows.hit(&text, i);
+                    assert!(
+                        hit || want == 0,
+                        "{:?} at {i}",
+                        String::from_utf8_lossy(&text)
+                    );
+                    let got = if hit {
+                        start.windows.occurrence_end(&text, i)
+                    } else {
+                        0
+                    };
+                    assert_eq!(got, want, "{:?} at {i}", String::from_utf8_lossy(&text));
+                    holds |= want > 0;
+                }
+                assert_eq!(start.windows.holds_straddler(&text), holds);
                 held += holds as usize;
-                cleared += !flagged as usize;
+                cleared += !boundaries.into_iter().any(|i| start.windows.hit(&text, i)) as usize;
             }
         }
         assert!(
