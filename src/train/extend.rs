@@ -158,12 +158,12 @@ impl Base {
     /// on 20 MB of English, 20,130 pre-tokens of ~1,000 bytes: 1.03 s whole, 0.15 s in pieces).
     fn encode(&self, pretokens: PretokenCounts) -> Vec<(Vec<u32>, u64)> {
         let pretokens: Vec<_> = pretokens.into_pretokens().collect();
-        // A cache per core: rayon's own splits would start one for each few pre-tokens, and
-        // a piece would seldom be found again (100 MB of English, SuperBPE from 180,000
-        // tokens: 5.3 s with a cache per eighth of the pre-tokens, 4.5 s per half).
+        // A cache per share, four shares a core: rayon's own splits would start a cache for
+        // each few pre-tokens, and a piece would seldom be found again; a busy core's
+        // shares are taken up by the others.
         let share = pretokens
             .len()
-            .div_ceil(rayon::current_num_threads())
+            .div_ceil(4 * rayon::current_num_threads())
             .max(1);
         let encoded = pretokens.par_chunks(share).map(|part| {
             // Pieces of up to 15 bytes by their u128 key: comparing slices was 8% of SuperBPE's

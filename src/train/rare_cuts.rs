@@ -85,65 +85,71 @@ fn attempt<S: Symbol>(
     Ok((!t.gave_up && !t.ambiguous && t.lowest >= tau && complete).then_some((merges, stop)))
 }
 
-/// Upper bounds of `count0`, how often each pair of start symbols is adjacent: a count-min
-/// sketch, two tables of 2^22 saturating u16 counters under two hashes of the pair, the
-/// bound the lower of the two. A bound too high only cuts less; one table of 2^20 (a third
-/// the cost of a hash map of the pairs on 20 MB) summed so many of 100 MB's ~10M distinct
-/// pairs per counter that cutting took 4.9 s and training on the pieces 6 s.
+/// Upper bounds of `count0`, how often each pair of start symbols is adjacent: counts in
+/// 2^20 buckets by a hash of the pair. A bound that is too high only cuts less, and a flat
+/// array costs a third of a hash map of the pairs (20 MB of English, 996,409 distinct pairs:
+/// 103 ms as a map).
 pub(super) struct PairBounds {
-    /// `u16::MAX` stands for that many or more.
-    tables: [Vec<u16>; 2],
+    /// `u32::MAX` stands for that many or more.
+    buckets: Vec<u32>,
 }
 
 impl PairBounds {
-    const LOG_BUCKETS: u32 = 22;
-    const SEEDS: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f];
+    const LOG_BUCKETS: u32 = 20;
 
-    /// The two tables, one per core.
+    /// One table per core, summed.
     fn new(pretokens: &Encoded) -> Self {
-        let table = |seed: u64| {
-            let mut t = vec![0u16; 1 << Self::LOG_BUCKETS];
-            for (w, c) in pretokens {
-                let c = (*c).min(u16::MAX as u64) as u16;
-                for p in w.windows(2) {
-                    let x = &mut t[Self::bucket(seed, p[0], p[1])];
-                    *x = x.saturating_add(c);
+        let share = pretokens
+            .len()
+            .div_ceil(rayon::current_num_threads())
+            .max(1);
+        let buckets = pretokens
+            .par_chunks(share)
+            .map(|part| {
+                let mut b = vec![0u32; 1 << Self::LOG_BUCKETS];
+                for (w, c) in part {
+                    let c = (*c).min(u32::MAX as u64) as u32;
+                    for p in w.windows(2) {
+                        let x = &mut b[Self::bucket(p[0], p[1])];
+                        *x = x.saturating_add(c);
+                    }
                 }
-            }
-            t
-        };
-        let (a, b) = rayon::join(|| table(Self::SEEDS[0]), || table(Self::SEEDS[1]));
-        PairBounds { tables: [a, b] }
+                b
+            })
+            .reduce_with(|mut a, b| {
+                a.iter_mut()
+                    .zip(&b)
+                    .for_each(|(x, y)| *x = x.saturating_add(*y));
+                a
+            })
+            .unwrap_or_default();
+        PairBounds { buckets }
     }
 
     #[inline]
-    fn bucket(seed: u64, a: u32, b: u32) -> usize {
-        let x = ((a as u64) << 32 | b as u64).wrapping_mul(seed);
-        ((x ^ x >> 29).wrapping_mul(seed) >> (64 - Self::LOG_BUCKETS)) as usize
+    fn bucket(a: u32, b: u32) -> usize {
+        let x = (a as u64) << 32 | b as u64;
+        (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::LOG_BUCKETS)) as usize
     }
 
     #[inline]
     fn bound(&self, a: u32, b: u32) -> u64 {
-        let c = self.tables[0][Self::bucket(Self::SEEDS[0], a, b)]
-            .min(self.tables[1][Self::bucket(Self::SEEDS[1], a, b)]);
-        if c == u16::MAX {
-            u64::MAX
-        } else {
-            c as u64
+        match self.buckets[Self::bucket(a, b)] {
+            u32::MAX => u64::MAX,
+            c => c as u64,
         }
     }
 
-    /// The first threshold: the `PAIRS_PER_MERGE * num_merges`-th highest counter of the
-    /// first table (a run fails when its merges go below it, so this leaves room for the
-    /// counts to fall). At most `u16::MAX - 1`: a saturated counter is never cut.
+    /// The first threshold: the `PAIRS_PER_MERGE * num_merges`-th highest bound (a run fails
+    /// when its merges go below it, so this leaves room for the counts to fall).
     fn first_tau(&self, num_merges: usize) -> u64 {
-        let mut counts: Vec<u16> = self.tables[0].iter().copied().filter(|&c| c > 0).collect();
+        let mut counts: Vec<u32> = self.buckets.iter().copied().filter(|&c| c > 0).collect();
         let k = PAIRS_PER_MERGE.saturating_mul(num_merges.max(1));
         if k >= counts.len() {
             return 1;
         }
         counts.select_nth_unstable_by(k, |a, b| b.cmp(a));
-        counts[k].min(u16::MAX - 1) as u64
+        counts[k] as u64
     }
 }
 
@@ -151,9 +157,10 @@ impl PairBounds {
 /// on all cores.
 fn cut<'a>(pretokens: &'a Encoded, bounds: &PairBounds, tau: u64) -> FxHashMap<&'a [u32], u64> {
     type Pieces<'a> = FxHashMap<&'a [u32], u64>;
+    // Four shares a core: a busy core's share is taken up by the others.
     let share = pretokens
         .len()
-        .div_ceil(rayon::current_num_threads())
+        .div_ceil(4 * rayon::current_num_threads())
         .max(1);
     let pieces = pretokens
         .par_chunks(share)
