@@ -7,11 +7,11 @@ normalizer rewrites each remaining piece, the pre-tokenizer steps cut it into pr
 the BPE model encodes each pre-token, and the post-processor's template adds special ids
 around the result. ``formats/huggingface.py`` parses a file into a ``Pipeline``; the
 ``Tokenizer`` hands it to a ``Runner``, which keeps the hot path in the Rust core: when the
-pre-tokenizer is one regex the core splits with it (and matches the added tokens itself when
-HF's two passes reduce to one), and NFC of text that is already NFC costs one
-``unicodedata.is_normalized`` call. A pipeline the core cannot express as one regex
-(DeepSeek's three Splits) is split here, with the ``regex`` module, and the pieces are
-encoded by the core in one batch call.
+pre-tokenizer is one regex, or DeepSeek's three Splits (a built-in splitter of the core), the
+core splits with it (and matches the added tokens itself when HF's two passes reduce to one),
+and NFC of text that is already NFC costs one ``unicodedata.is_normalized`` call. Other
+pre-tokenizer steps are split here, with the ``regex`` module, and the pieces are encoded by
+the core one call each.
 
 >>> p = Pipeline(pre_tokenizers=(ByteLevel(add_prefix_space=False, use_regex=True),))
 >>> p.core_pattern() == patterns.GPT2
@@ -206,24 +206,26 @@ class Pipeline:
         return None
 
     def core_pattern(self) -> str | None:
-        """The one regex that splits text as the pre-tokenizer does, or None.
+        """The pattern the core splits text with as the pre-tokenizer does, or None.
 
         ``Split(regex, isolated) + ByteLevel(use_regex=false)`` is its regex;
-        ``ByteLevel(use_regex=true)`` alone is GPT-2's pattern. ``add_prefix_space`` is
-        applied around the core (a space before each piece between added tokens), so it is
-        allowed on a ByteLevel that comes first (it then runs before the regex)."""
+        ``ByteLevel(use_regex=true)`` alone is GPT-2's pattern; DeepSeek's three Splits,
+        exactly, and ``ByteLevel(use_regex=false)`` are ``patterns.DEEPSEEK``.
+        ``add_prefix_space`` is applied around the core (a space before each piece between
+        added tokens), so it is allowed on a ByteLevel that comes first (it then runs before
+        the regex)."""
         steps = self.pre_tokenizers
         if len(steps) == 1 and isinstance(steps[0], ByteLevel) and steps[0].use_regex:
             return patterns.GPT2
+        if steps[:-1] == _DEEPSEEK_STEPS and _plain_byte_level(steps[-1]):
+            return patterns.DEEPSEEK
         if (
             len(steps) == 2
             and isinstance(steps[0], Split)
             and steps[0].is_regex
             and steps[0].behavior == "isolated"
             and not steps[0].invert
-            and isinstance(steps[1], ByteLevel)
-            and not steps[1].use_regex
-            and not steps[1].add_prefix_space
+            and _plain_byte_level(steps[1])
         ):
             return steps[0].pattern
         return None
@@ -245,6 +247,15 @@ class Pipeline:
             out.append(("template", " ".join(words)))
         out.append(("ignore_merges", str(self.ignore_merges).lower()))
         return out
+
+
+#: DeepSeek's pre-tokenizer steps before its ByteLevel, as its tokenizer.json has them.
+_DEEPSEEK_STEPS = tuple(Split(p, True, "isolated", False) for p in patterns.DEEPSEEK_SPLITS)
+
+
+def _plain_byte_level(step: PreTokenizer) -> bool:
+    """A ByteLevel that only maps the pieces to bytes, which the core does."""
+    return isinstance(step, ByteLevel) and not step.use_regex and not step.add_prefix_space
 
 
 def _describe(step) -> str:
@@ -625,9 +636,18 @@ class Runner:
         )
         self.core_splits = pipeline.core_pattern() is not None
         # The core matches added tokens itself (one leftmost-longest pass) when HF's two
-        # passes are one: no flag, and all tokens in the same pass.
-        one_pass = all(not t.normalized for t in added) or all(
-            t.normalized and normalize(norm, t.content) == t.content for t in added
+        # passes are one: no flag, and all tokens in the same pass, or no normalizer and no
+        # normalized token that can win over a raw one (DeepSeek's).
+        one_pass = (
+            all(not t.normalized for t in added)
+            or all(t.normalized and normalize(norm, t.content) == t.content for t in added)
+            or (
+                not norm
+                and not _can_shadow(
+                    [t.content for t in added if t.normalized],
+                    [t.content for t in added if not t.normalized],
+                )
+            )
         )
         self.core_matches_added = one_pass and all(t.plain for t in added)
         self.fast = (
@@ -782,6 +802,23 @@ class Runner:
         if run:
             out.append(decode(run))
         return b"".join(out)
+
+
+def _can_shadow(normalized: Sequence[str], raw: Sequence[str]) -> bool:
+    """Whether a normalized added token can win over a raw one in one leftmost-longest pass:
+    it holds one (it starts first, or is longer from the same start), or it ends with one's
+    start (it starts first).
+
+    When none can, and the normalizer is the identity, HF's raw pass and then its normalized
+    pass between the raw tokens find what one pass finds: a raw token that starts first, or is
+    longer from the same start, wins in both, and a normalized one that starts inside a raw
+    one loses to it in both (or, where the raw one is not matched, wins in both)."""
+    if not normalized or not raw:
+        return False
+    if any(r in n for n in normalized for r in raw):
+        return True
+    heads = {r[:k] for r in raw for k in range(1, len(r))}
+    return any(n[-k:] in heads for n in normalized for k in range(1, len(n)))
 
 
 def _check_disallowed(text: str, disallowed: frozenset[str]) -> None:
