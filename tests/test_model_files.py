@@ -254,6 +254,15 @@ def test_deepseek_takes_the_core_path(loaded):
         text = "".join(rng.choices(pieces, k=rng.randrange(1, 12)))
         want = hf.encode(text, add_special_tokens=False).ids
         assert tok.encode(text, allowed_special="all") == want, text
+    # A batch of texts with and without added tokens; by default the non-special ones match
+    # (HF matches them in any text) and a special one is refused.
+    texts = [doc for _, doc in _docs()[::20]]
+    texts[1:1] = ["x<｜User｜>y", "a<｜/table>｜DSML｜b"]
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert tok.encode_batch(texts, allowed_special="all") == want
+    assert tok.encode_batch(texts) == want
+    with pytest.raises(bytepair.DisallowedSpecialError, match="begin"):
+        tok.encode_batch([*texts, "<｜begin▁of▁sentence｜>"])
 
 
 def test_deepseek_steps_slightly_changed_take_the_python_path(tmp_path):
