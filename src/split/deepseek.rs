@@ -74,11 +74,11 @@ fn ascii_piece_end(text: &[u8], i: usize) -> usize {
     let b = text[i];
     let next_is_letter = || text.get(i + 1).is_some_and(u8::is_ascii_alphabetic);
     match ASCII[b as usize] {
-        L => letters::<false>(text, i + 1),
+        L => word_from(text, i + 1),
         END => run_max(text, i + 1, 2, |c| c & NUMBER != 0),
         // `[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+`: ASCII letters only.
         PS if next_is_letter() => ascii_run(text, i + 2, b'a', b'z', true),
-        SPACE if b == b' ' && next_is_letter() => letters::<false>(text, i + 2),
+        SPACE if b == b' ' && next_is_letter() => word_from(text, i + 2),
         _ => step3::<false>(text, i),
     }
 }
@@ -155,11 +155,14 @@ fn whitespace_end(text: &[u8], i: usize) -> usize {
 #[inline(always)]
 fn letters<const KANA: bool>(text: &[u8], mut i: usize) -> usize {
     loop {
-        i = if KANA {
-            han_run(text, i)
-        } else {
-            ascii_run(text, i, b'a', b'z', true)
-        };
+        if KANA {
+            i = han_run(text, i);
+        } else if text.get(i).is_some_and(u8::is_ascii_alphabetic) {
+            // Only where an ASCII letter follows: before each letter of other scripts the
+            // eight-byte step finds nothing (callgrind, splitting 2 MB of multilingual:
+            // 59.6M -> 54.6M instructions).
+            i = ascii_run(text, i + 1, b'a', b'z', true);
+        }
         if !KANA && text.get(i).is_none_or(u8::is_ascii) {
             return i;
         }
@@ -168,6 +171,18 @@ fn letters<const KANA: bool>(text: &[u8], mut i: usize) -> usize {
             return i;
         }
         i += len;
+    }
+}
+
+/// [`letters`] between segments from `i`, where ASCII letters are likely: the eight-byte
+/// step first, without the test for an ASCII letter.
+#[inline(always)]
+fn word_from(text: &[u8], i: usize) -> usize {
+    let end = ascii_run(text, i, b'a', b'z', true);
+    if text.get(end).is_none_or(u8::is_ascii) {
+        end
+    } else {
+        letters::<false>(text, end)
     }
 }
 
