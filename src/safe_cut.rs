@@ -1,5 +1,5 @@
 //! The safe-cut rule: byte offsets where the built-in splitters (`gpt2`, `cl100k`, `o200k`,
-//! `llama3`, `qwen2`, `qwen3.5`, `tekken`) provably split, so that splitting `text[..c]` and
+//! `llama3`, `qwen2`, `qwen3.5`, `tekken`, `deepseek`) provably split, so that splitting `text[..c]` and
 //! `text[c..]` apart gives the pre-tokens of the whole text.
 //!
 //! Counting cuts its input into chunks counted on all cores, and encoding cuts streams and
@@ -28,7 +28,11 @@
 //! both texts: a longer run before rule 3's newline would not (gpt2's `\s++$` makes `" \n"`
 //! one pre-token at the end of a text, but `" "`, `"\n"` before a letter). Rule 3 is what
 //! cuts Chinese prose, whose lines end in "。\n": without it 20 MB of zh-prose had almost
-//! no cut. A custom regex gives no such guarantee: it is never cut by this rule.
+//! no cut. DeepSeek's three splits keep the rule too: one side of every safe cut is a space
+//! or `\n`, neither a number nor in its second step's kana and ideographs, so its first two
+//! steps cut both halves as they cut the whole text, and its third step, run on each piece
+//! between theirs, is a pattern of the cl100k family (its punctuation runs continue only into
+//! `\r` and `\n`). A custom regex gives no such guarantee: it is never cut by this rule.
 
 /// Whether the built-in splitters provably split `text` at byte `c` (module docs). `false`
 /// for `c == 0` and `c >= text.len()`.
@@ -89,13 +93,9 @@ fn lone_newline_before(text: &[u8], c: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::split::differential::BUILT_IN;
     use crate::split::Splitter;
     use proptest::prelude::*;
-    use std::io::BufRead;
-
-    const PATTERNS: [&str; 7] = [
-        "gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken",
-    ];
 
     /// Every safe cut of `text` splits it, under every built-in splitter, into the
     /// pre-tokens of the whole text; returns how many safe cuts there were.
@@ -119,7 +119,7 @@ mod tests {
     }
 
     fn splitters() -> Vec<Splitter> {
-        PATTERNS.iter().map(|p| Splitter::new(p).unwrap()).collect()
+        BUILT_IN.iter().map(|p| Splitter::new(p).unwrap()).collect()
     }
 
     /// The characters the rule and the patterns care about, as UTF-8 (and invalid) bytes.
@@ -155,7 +155,8 @@ mod tests {
         let chars: Vec<char> = vec![
             'é', 'ß', 'α', 'Д', '\u{301}', '中', '文', '。', '\u{4dc0}', '\u{4e00}', '\u{9fff}',
             '\u{a0}', '\u{85}', '\u{1680}', '\u{3000}', '\u{2028}', '\u{2029}', '\u{202f}',
-            '\u{205f}', '١', 'Ⅻ', '😀',
+            '\u{205f}', '١', 'Ⅻ', '😀', 'か', '・', '\u{3099}', '\u{3040}', '\u{9fa5}', '\u{9fa6}',
+            '\u{4dff}', '\u{200b}', '«',
         ];
         prop_oneof![
             4 => prop::sample::select(fixed).prop_map(|b| b.to_vec()),
@@ -176,7 +177,7 @@ mod tests {
     /// Texts a generator rarely makes: each edge of each rule.
     #[test]
     fn safe_cuts_split_like_the_whole_text_on_edge_cases() {
-        let texts: [&[u8]; 12] = [
+        let texts: [&[u8]; 14] = [
             b"ab cd\nef \ng h",
             "中文。\n中文。\n/路径。\n\u{3000}\u{3000}第一 。\n\n中\u{3000}\n中\u{2028}\n中 \n中\r\n中"
                 .as_bytes(),
@@ -190,6 +191,8 @@ mod tests {
             b"x \n",
             b"\nx",
             b"a!\n?b",
+            "12 34\n56中 文\n中7\n\u{9fa6}\nか・\n・x".as_bytes(),
+            "x\n\u{3099}a 'b\n(c".as_bytes(),
         ];
         let splitters = splitters();
         let cuts: usize = texts
@@ -199,47 +202,11 @@ mod tests {
         assert!(cuts > 20, "only {cuts} safe cuts");
     }
 
-    /// `n` documents of 20 lines drawn evenly from the whole of the xz-compressed `path`
-    /// (a reservoir sample with a fixed seed), read by the `xz` tool as a stream.
-    fn documents(path: &std::path::Path, n: usize) -> Vec<Vec<u8>> {
-        let mut child = std::process::Command::new("xz")
-            .arg("-dc")
-            .arg(path)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run `xz -dc {}`: {e}", path.display()));
-        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut rng = crate::test_rng::Lcg(22);
-        let (mut docs, mut seen) = (Vec::new(), 0);
-        loop {
-            let mut doc = Vec::new();
-            for _ in 0..20 {
-                if lines.read_until(b'\n', &mut doc).unwrap() == 0 {
-                    break;
-                }
-            }
-            if doc.is_empty() {
-                break;
-            }
-            seen += 1;
-            if docs.len() < n {
-                docs.push(doc);
-            } else {
-                let slot = rng.below(seen);
-                if slot < n {
-                    docs[slot] = doc;
-                }
-            }
-        }
-        assert!(child.wait().unwrap().success(), "xz -dc {}", path.display());
-        docs
-    }
-
     #[test]
     fn safe_cuts_split_like_the_whole_text_on_corpus_documents() {
         let splitters = splitters();
         for path in crate::split::differential::corpora() {
-            let cuts: usize = documents(&path, 40)
+            let cuts: usize = crate::split::differential::documents(&path, 40)
                 .iter()
                 .map(|doc| assert_cuts_split_like_whole(&splitters, doc))
                 .sum();

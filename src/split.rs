@@ -3,8 +3,9 @@
 //! The built-in patterns (`gpt2`, `cl100k`, `o200k`) are tiktoken's exact regexes, run by
 //! hand-written splitters on the bytes (`split/gpt2.rs`, ...: about 10x faster than the regex,
 //! see `benches/split.rs`); differential tests (`split/differential.rs`) show they cut exactly
-//! where fancy-regex does. Any other pattern string is compiled with fancy-regex, the engine
-//! tiktoken uses.
+//! where fancy-regex does. `deepseek` is three regexes applied in turn, which no one regex
+//! expresses: its pattern string is a marker that only its splitter runs. Any other pattern
+//! string is compiled with fancy-regex, the engine tiktoken uses.
 //!
 //! Input is bytes. Invalid UTF-8 is never dropped: each invalid byte is one character of the
 //! punctuation class (not a letter, number, mark or whitespace), which is how Python's
@@ -12,6 +13,7 @@
 
 mod chars;
 mod cl100k;
+mod deepseek;
 #[cfg(test)]
 pub(crate) mod differential;
 mod gpt2;
@@ -74,6 +76,19 @@ pub const TEKKEN_PATTERN: &str = concat!(
     r"\s+",
 );
 
+/// DeepSeek's pre-tokenizer, as its models' `tokenizer.json` has it: three isolated Splits,
+/// each splitting every piece of the one before (`split/deepseek.rs`).
+pub const DEEPSEEK_SPLITS: [&str; 3] = [
+    r"\p{N}{1,3}",
+    "[一-龥぀-ゟ゠-ヿ]+",
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+];
+
+/// The pattern string of [`DEEPSEEK_SPLITS`], which are not one regex: a marker, not a regex
+/// (fancy-regex, Python's `regex` and Oniguruma all refuse `(?d`), so no regex path can take
+/// it for one; only the hand-written splitter runs it.
+pub const DEEPSEEK_PATTERN: &str = "(?deepseek)";
+
 /// Maps a pattern name to its regex; any other string is returned as a custom regex.
 pub fn resolve(pattern: &str) -> &str {
     match pattern {
@@ -84,6 +99,7 @@ pub fn resolve(pattern: &str) -> &str {
         "qwen2" => QWEN2_PATTERN,
         "qwen3.5" => QWEN3_5_PATTERN,
         "tekken" => TEKKEN_PATTERN,
+        "deepseek" => DEEPSEEK_PATTERN,
         other => other,
     }
 }
@@ -105,6 +121,7 @@ enum Engine {
     Qwen35,
     O200k,
     Tekken,
+    DeepSeek,
     Regex(Box<Regex>),
 }
 
@@ -124,6 +141,7 @@ impl Splitter {
             QWEN3_5_PATTERN => Engine::Qwen35,
             O200K_PATTERN => Engine::O200k,
             TEKKEN_PATTERN => Engine::Tekken,
+            DEEPSEEK_PATTERN => Engine::DeepSeek,
             _ => return Self::with_regex(pattern),
         };
         Ok(Splitter {
@@ -137,6 +155,14 @@ impl Splitter {
     #[doc(hidden)]
     pub fn with_regex(pattern: &str) -> Result<Self, Error> {
         let regex_src = resolve(pattern);
+        if regex_src == DEEPSEEK_PATTERN {
+            return Err(Error::InvalidPattern {
+                pattern: pattern.to_string(),
+                reason: "DeepSeek's pre-tokenizer is three splits, not one regex: only its \
+                         hand-written splitter runs it"
+                    .to_string(),
+            });
+        }
         let regex = Regex::new(regex_src).map_err(|e| Error::InvalidPattern {
             pattern: pattern.to_string(),
             reason: e.to_string(),
@@ -147,7 +173,7 @@ impl Splitter {
         })
     }
 
-    /// The regex this splitter implements.
+    /// The regex this splitter implements ([`DEEPSEEK_PATTERN`] for DeepSeek's splits).
     pub fn pattern(&self) -> &str {
         &self.pattern
     }
@@ -181,6 +207,7 @@ impl Splitter {
             Engine::Qwen35 => tile(text, cl100k::qwen35_piece_end, f),
             Engine::O200k => tile(text, o200k::piece_end, f),
             Engine::Tekken => tile(text, o200k::tekken_piece_end, f),
+            Engine::DeepSeek => tile(text, deepseek::piece_end, f),
             Engine::Regex(regex) => regex_for_each(regex, text, f),
         }
     }
@@ -213,6 +240,7 @@ impl Splitter {
             Engine::Qwen35 => Some(body.run(cl100k::qwen35_piece_end)),
             Engine::O200k => Some(body.run(o200k::piece_end)),
             Engine::Tekken => Some(body.run(o200k::tekken_piece_end)),
+            Engine::DeepSeek => Some(body.run(deepseek::piece_end)),
             Engine::Regex(_) => None,
         }
     }

@@ -1,11 +1,13 @@
 """Open models' published tokenizer.json files (Qwen3.5, Llama 3, DeepSeek): bytepair's ids are
 HuggingFace tokenizers' on documents from across every shared corpus and on NFD copies of the
-multilingual ones; decode, the template and the round trip agree too."""
+multilingual ones; decode, the template and the round trip agree too. DeepSeek's three Splits
+run on the core's own splitter, and so does every entry point."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import random
 import unicodedata
 
 import bytepair
@@ -224,10 +226,61 @@ def test_other_entry_points_follow_the_pipeline(loaded, tmp_path):
         expected
     )
     assert numpy.load(tmp_path / "ids.npy").tolist() == expected
-    with pytest.raises(ValueError, match="pipeline"):
-        tok.encode_with_offsets(doc)
-    with pytest.raises(ValueError, match="invalid UTF-8"):
-        tok.encode_bytes(b"a\xff")
+    ids, offsets = tok.encode_with_offsets(doc)
+    assert ids == expected
+    assert offsets == [tuple(o) for o in hf.encode(doc, add_special_tokens=False).offsets]
+    # Bytes go to the core as they are: an invalid byte is the token of that byte ("ÿ" is
+    # 0xFF's byte-level character), which HF, taking only text, cannot be given.
+    byte_ff = hf.token_to_id("ÿ")
+    assert tok.encode_bytes(b"a\xff") == [*hf.encode("a", add_special_tokens=False).ids, byte_ff]
+
+
+def test_deepseek_takes_the_core_path(loaded):
+    # Its three Splits are the core's `deepseek` splitter, and no normalized added token can
+    # win over a raw one, so the core also matches the added tokens: every entry point is the
+    # core's (encode, batches, files, offsets).
+    tok, hf = loaded("deepseek")
+    assert tok.pipeline.core_pattern() == bytepair.patterns.DEEPSEEK == tok.pattern
+    assert "pattern='deepseek'" in repr(tok)
+    runner = tok._run
+    assert runner.core_exact
+    assert all(runner.core_path(doc) for _, doc in _docs())
+    # Text where added tokens of the two passes touch: '<｜/table>｜' (raw) ends with the
+    # start of '｜DSML｜' (normalized); HF's two passes and the core's one agree.
+    added = [t.content for t in tok.pipeline.added_tokens]
+    pieces = [*added[:40], *added[-60:], "｜", "<｜", "｜>", "DSML", " ", "x", "中", "12"]
+    rng = random.Random(7)
+    for _ in range(300):
+        text = "".join(rng.choices(pieces, k=rng.randrange(1, 12)))
+        want = hf.encode(text, add_special_tokens=False).ids
+        assert tok.encode(text, allowed_special="all") == want, text
+    # A batch of texts with and without added tokens; by default the non-special ones match
+    # (HF matches them in any text) and a special one is refused.
+    texts = [doc for _, doc in _docs()[::20]]
+    texts[1:1] = ["x<｜User｜>y", "a<｜/table>｜DSML｜b"]
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert tok.encode_batch(texts, allowed_special="all") == want
+    assert tok.encode_batch(texts) == want
+    with pytest.raises(bytepair.DisallowedSpecialError, match="begin"):
+        tok.encode_batch([*texts, "<｜begin▁of▁sentence｜>"])
+
+
+def test_deepseek_steps_slightly_changed_take_the_python_path(tmp_path):
+    # Only DeepSeek's exact steps are the core's splitter: one quantifier changed, and the
+    # pipeline splits in Python, still as HF does.
+    doc = json.loads(deepseek_json().read_text("utf-8"))
+    steps = doc["pre_tokenizer"]["pretokenizers"]
+    assert steps[0]["pattern"] == {"Regex": "\\p{N}{1,3}"}
+    steps[0]["pattern"] = {"Regex": "\\p{N}{1,2}"}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), "utf-8")
+    tok, hf = bytepair.Tokenizer.load(path), HFTokenizer.from_file(str(path))
+    assert tok.pipeline.core_pattern() is None
+    assert "pattern='pipeline'" in repr(tok)
+    for _, text in [*_docs()[::30], ("", "x12345 中文 123")]:
+        assert (
+            tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids
+        )
 
 
 def test_cli_inspects_and_encodes_model_files(model_file):

@@ -1,26 +1,50 @@
 """The Rust splitters against Python's `regex` module, a second regex engine: the same pre-tokens
-on a sample of every shared corpus, with invalid UTF-8 mixed in, and on random text.
+on a sample of every shared corpus, with invalid UTF-8 mixed in, and on random text. DeepSeek's
+splitter runs against the Python reference path of its tokenizer.json's own three Splits
+(`pipeline.pre_tokenize`).
 
 Python sees invalid bytes as `surrogateescape` surrogates, which the patterns treat as
-punctuation, as the core does.
+punctuation, as the core does (DeepSeek's third step, which tells punctuation from other
+characters, treats both as other characters).
 """
 
 from __future__ import annotations
 
+import json
+from functools import cache
+
 import pytest
 import regex
-from bytepair import _core
+from bytepair import _core, pipeline
 from bytepair.patterns import PATTERNS
 from conftest import CORPORA, corpus_documents
 from hypothesis import given
 from hypothesis import strategies as st
+from model_files import deepseek_json
 
-NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken")
+NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken", "deepseek")
+
+
+@cache
+def deepseek_splits() -> tuple[pipeline.Split, ...]:
+    """The Split steps of DeepSeek's published tokenizer.json, read from the file itself."""
+    with open(deepseek_json(), encoding="utf-8") as f:
+        steps = json.load(f)["pre_tokenizer"]["pretokenizers"]
+    splits = tuple(
+        pipeline.Split(s["pattern"]["Regex"], True, s["behavior"].lower(), s["invert"])
+        for s in steps
+        if s["type"] == "Split"
+    )
+    assert len(splits) == 3 and [s["type"] for s in steps[3:]] == ["ByteLevel"]
+    return splits
 
 
 def regex_pieces(name: str, data: bytes) -> list[bytes]:
     text = data.decode("utf-8", errors="surrogateescape")
-    pieces = regex.findall(PATTERNS[name], text)
+    if name == "deepseek":
+        pieces = pipeline.pre_tokenize(deepseek_splits(), text)
+    else:
+        pieces = regex.findall(PATTERNS[name], text)
     return [p.encode("utf-8", errors="surrogateescape") for p in pieces]
 
 
@@ -87,6 +111,11 @@ INTERESTING = (
     "07٣५０²½Ⅻ①"
     "\u0301\u0308\u064b\u093f\u20dd"
     '.,!?/"-($€©_😀\u200d\ufe0f'
+    # DeepSeek's second step, [一-龥぀-ゟ゠-ヿ]: its ranges' ends and their neighbours, and
+    # the marks, symbols, punctuation and unassigned code points in them.
+    "\u4dff一龥\u9fa6\u9fff\u303f\u3040ぁか\u3097\u3099\u309a゛ゝゟ゠ア・ヿ\u3100"
+    # Punctuation and symbols beyond ASCII; controls and format characters.
+    "、，「“«¨\x01\x1b\xad\u0600\u2060\ue000"
 )
 
 texts = st.text(
@@ -102,6 +131,41 @@ texts = st.text(
 @given(texts, st.sampled_from(NAMES))
 def test_property_random_text_splits_like_python_regex(text, name):
     assert_same_pieces(name, text.encode())
+
+
+deepseek_texts = st.text(
+    st.one_of(
+        st.sampled_from(INTERESTING),
+        st.sampled_from("0123456789 \n"),
+        # Kana and the ends of DeepSeek's ideograph range, unassigned code points included.
+        st.characters(min_codepoint=0x3030, max_codepoint=0x3110),
+        st.characters(min_codepoint=0x9F98, max_codepoint=0x9FB0),
+        st.characters(exclude_categories=("Cn", "Cs")),
+    ),
+    max_size=60,
+)
+
+
+@given(deepseek_texts)
+def test_property_deepseek_splits_like_its_three_splits(text):
+    assert_same_pieces("deepseek", text.encode())
+
+
+def test_deepseek_hand_derived_pretokens():
+    # Each expected split follows from reading the three Splits by hand: numbers in threes,
+    # then runs of kana and ideographs (to 龥, U+9FA5), then the third regex on each piece.
+    assert _core.split_pieces("deepseek", "x12345中文\u9fa6 東京・大阪\n".encode()) == [
+        b"x",
+        b"123",
+        b"45",
+        "中文".encode(),
+        "\u9fa6".encode(),
+        b" ",
+        "東京".encode(),
+        "・".encode(),
+        "大阪".encode(),
+        b"\n",
+    ]
 
 
 def test_regex_has_unicode_16(tiktoken_encoding):

@@ -1,4 +1,5 @@
-"""Named pre-tokenization patterns: tiktoken's exact regexes.
+"""Named pre-tokenization patterns: tiktoken's exact regexes, and a marker for DeepSeek's
+three Splits, which are not one regex.
 
 >>> resolve("gpt2") == GPT2
 True
@@ -54,6 +55,20 @@ QWEN3_5 = (
 #: Mistral's Tekken pattern: o200k's without the contractions, with single digits.
 TEKKEN = O200K.replace(r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?", "").replace(r"\p{N}{1,3}", r"\p{N}")
 
+#: DeepSeek's pre-tokenizer, as its models' tokenizer.json has it: three isolated Splits, each
+#: splitting every piece of the one before.
+DEEPSEEK_SPLITS = (
+    r"\p{N}{1,3}",
+    "[一-龥぀-ゟ゠-ヿ]+",
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+    "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+)
+
+#: The pattern string of ``DEEPSEEK_SPLITS``: a marker, not a regex (Python's ``regex``,
+#: fancy-regex and Oniguruma all refuse ``(?d``), so that no regex path takes it for one; only
+#: the core's hand-written splitter runs it.
+DEEPSEEK = "(?deepseek)"
+
 #: Pattern names and the regex each stands for.
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2,
@@ -69,10 +84,11 @@ PATTERNS: dict[str, str] = {
     "qwen2": QWEN2,
     "qwen3.5": QWEN3_5,
     "tekken": TEKKEN,
+    "deepseek": DEEPSEEK,
 }
 
 #: The names `name_of` gives back and error messages list.
-NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken")
+NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken", "deepseek")
 
 _LOOKS_LIKE_A_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -89,6 +105,8 @@ def resolve(pattern: str) -> str:
         )
     if pattern in PATTERNS:
         return PATTERNS[pattern]
+    if pattern == DEEPSEEK:  # the marker spelled out, which no regex engine compiles
+        return pattern
     if _LOOKS_LIKE_A_NAME.fullmatch(pattern):
         names = ", ".join(NAMES)
         raise PatternError(

@@ -1,6 +1,8 @@
 //! Differential tests: each hand-written splitter cuts exactly where fancy-regex, running the
-//! same tiktoken regex, cuts: on random Unicode biased toward the characters the patterns
-//! treat specially, on random bytes (invalid UTF-8), and on a prefix of every shared corpus.
+//! same tiktoken regex, cuts (for `deepseek`, fancy-regex running its three splits one after
+//! another): on random Unicode biased toward the characters the patterns treat specially, on
+//! random bytes (invalid UTF-8), on a prefix of every shared corpus and on documents drawn
+//! from across each.
 //!
 //! - `BYTEPAIR_PROPTEST_CASES` sets the cases per property (default 2,000; `make fuzz`: 20,000).
 //! - `BYTEPAIR_CORPUS_BYTES` sets how much of each corpus to compare (default 2 MB); the
@@ -9,26 +11,49 @@
 //!   `proptest-regressions/` and replays it first on the next run. To replay one by hand, paste
 //!   the input into `assert_same(...)` in a unit test.
 
-use super::Splitter;
+use super::{Splitter, DEEPSEEK_SPLITS};
 use proptest::prelude::*;
-use std::io::Read;
-use std::path::PathBuf;
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 
-/// For each built-in pattern: its name, the hand-written splitter and the fancy-regex one.
-static SPLITTERS: LazyLock<Vec<(&str, Splitter, Splitter)>> = LazyLock::new(|| {
-    [
-        "gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken",
-    ]
-    .into_iter()
-    .map(|name| {
-        let fast = Splitter::new(name).unwrap();
-        assert!(fast.is_builtin(), "{name} runs fancy-regex");
-        (name, fast, Splitter::with_regex(name).unwrap())
-    })
-    .collect()
+/// The built-in patterns, each with a hand-written splitter.
+pub(crate) const BUILT_IN: [&str; 8] = [
+    "gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken", "deepseek",
+];
+
+/// For each built-in pattern: its name, the hand-written splitter and the fancy-regex splits
+/// it stands for (one regex, or DeepSeek's three in turn).
+static SPLITTERS: LazyLock<Vec<(&str, Splitter, Vec<Splitter>)>> = LazyLock::new(|| {
+    BUILT_IN
+        .into_iter()
+        .map(|name| {
+            let fast = Splitter::new(name).unwrap();
+            assert!(fast.is_builtin(), "{name} runs fancy-regex");
+            let steps = if name == "deepseek" {
+                DEEPSEEK_SPLITS
+                    .iter()
+                    .map(|p| Splitter::with_regex(p).unwrap())
+                    .collect()
+            } else {
+                vec![Splitter::with_regex(name).unwrap()]
+            };
+            (name, fast, steps)
+        })
+        .collect()
 });
+
+/// The pieces of `text` after each step in turn, as HuggingFace's Sequence of isolated Splits
+/// makes them: each step splits every piece of the one before, its matches and the gaps
+/// between them all pieces.
+fn split_in_turn<'a>(steps: &[Splitter], text: &'a [u8]) -> Vec<&'a [u8]> {
+    let mut pieces = vec![text];
+    for step in steps {
+        pieces = pieces.into_iter().flat_map(|p| step.split(p)).collect();
+    }
+    pieces
+}
 
 /// Pieces, readable in a failure message: as strings when they are UTF-8.
 fn show(pieces: &[&[u8]]) -> Vec<String> {
@@ -44,8 +69,8 @@ fn show(pieces: &[&[u8]]) -> Vec<String> {
 /// Fails, naming the pattern and where the two splits first differ, unless the two engines
 /// split `text` alike.
 fn assert_same(text: &[u8]) -> Result<(), String> {
-    for (name, fast, regex) in SPLITTERS.iter() {
-        let (got, want) = (fast.split(text), regex.split(text));
+    for (name, fast, steps) in SPLITTERS.iter() {
+        let (got, want) = (fast.split(text), split_in_turn(steps, text));
         if got != want {
             let first = got.iter().zip(&want).take_while(|(a, b)| a == b).count();
             let offset: usize = got[..first].iter().map(|p| p.len()).sum();
@@ -182,6 +207,45 @@ const INTERESTING: &[char] = &[
     '\u{1f3fb}',
     '🇺',
     '\u{10ffff}',
+    // DeepSeek's second step, `[一-龥぀-ゟ゠-ヿ]+`: the ends of its ranges and their
+    // neighbours outside, and in them the marks, symbols, punctuation and unassigned code
+    // points that its third step splits apart again.
+    '\u{4dff}',
+    '一',
+    '龥',
+    '\u{9fa6}',
+    '\u{9fff}',
+    '\u{303f}',
+    '\u{3040}',
+    'ぁ',
+    'か',
+    '\u{3097}',
+    '\u{3099}',
+    '\u{309a}',
+    '゛',
+    'ゝ',
+    'ゟ',
+    '゠',
+    'ア',
+    '・',
+    'ヿ',
+    '\u{3100}',
+    // Punctuation and symbols that are not ASCII, and characters that are none of letter,
+    // mark, number, punctuation, symbol or whitespace: controls, format, private use,
+    // unassigned.
+    '、',
+    '，',
+    '「',
+    '“',
+    '«',
+    '¨',
+    '\u{1}',
+    '\u{1b}',
+    '\u{ad}',
+    '\u{600}',
+    '\u{2060}',
+    '\u{e000}',
+    '\u{378}',
 ];
 
 /// Runs of text the patterns have rules for.
@@ -223,6 +287,20 @@ const FRAGMENTS: &[&str] = &[
     " ...",
     "\t\t",
     "\u{3000}x",
+    "東京・大阪",
+    "か\u{3099}",
+    "\u{3099}か",
+    "a\u{3099}",
+    "123中",
+    "中123",
+    " 中",
+    "1 2",
+    ".com",
+    "(café",
+    "\u{0}a",
+    "・\n",
+    " ・",
+    "\u{3000}中",
 ];
 
 fn interesting_char() -> impl Strategy<Value = char> {
@@ -230,6 +308,9 @@ fn interesting_char() -> impl Strategy<Value = char> {
         6 => prop::sample::select(INTERESTING),
         3 => prop::char::range('\0', '\x7f'),
         1 => prop::char::range('\u{4e00}', '\u{9fff}'),
+        // Kana and the ends of DeepSeek's ideograph range.
+        1 => prop::char::range('\u{3030}', '\u{3110}'),
+        1 => prop::char::range('\u{9f98}', '\u{9fb0}'),
         2 => any::<char>(),
     ]
 }
@@ -277,7 +358,8 @@ proptest! {
 
 /// Pieces the fast paths (eight-byte ASCII runs, the CJK run, whitespace runs) treat apart
 /// from the general path, and their edges: 0x7F/0x80, the ends of U+4E00..U+9FFF, non-ASCII
-/// whitespace, runs across an eight-byte boundary, cut-short characters.
+/// whitespace, runs across an eight-byte boundary, cut-short characters; DeepSeek's ranges'
+/// ends.
 const EDGES: &[&str] = &[
     "a",
     "Z",
@@ -311,6 +393,18 @@ const EDGES: &[&str] = &[
     "\u{301}",
     "/",
     ".",
+    "\u{9fa5}",
+    "\u{9fa6}",
+    "\u{3040}",
+    "\u{303f}",
+    "\u{309f}",
+    "\u{30a0}",
+    "\u{30ff}",
+    "\u{3100}",
+    "・",
+    "\u{3099}",
+    "\u{0}",
+    "(a",
 ];
 
 #[test]
@@ -353,6 +447,42 @@ pub(crate) fn corpora() -> Vec<PathBuf> {
     paths
 }
 
+/// `n` documents of 20 lines drawn evenly from the whole of the xz-compressed `path`
+/// (a reservoir sample with a fixed seed), read by the `xz` tool as a stream.
+pub(crate) fn documents(path: &Path, n: usize) -> Vec<Vec<u8>> {
+    let mut child = Command::new("xz")
+        .arg("-dc")
+        .arg(path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run `xz -dc {}`: {e}", path.display()));
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut rng = crate::test_rng::Lcg(22);
+    let (mut docs, mut seen) = (Vec::new(), 0);
+    loop {
+        let mut doc = Vec::new();
+        for _ in 0..20 {
+            if lines.read_until(b'\n', &mut doc).unwrap() == 0 {
+                break;
+            }
+        }
+        if doc.is_empty() {
+            break;
+        }
+        seen += 1;
+        if docs.len() < n {
+            docs.push(doc);
+        } else {
+            let slot = rng.below(seen);
+            if slot < n {
+                docs[slot] = doc;
+            }
+        }
+    }
+    assert!(child.wait().unwrap().success(), "xz -dc {}", path.display());
+    docs
+}
+
 /// Compares the engines on the first `limit` bytes of the xz-compressed `path`, decompressed by
 /// the `xz` tool as a stream, one block of about 1 MB (cut after a newline) at a time.
 fn compare_corpus(path: &PathBuf, limit: u64) {
@@ -393,6 +523,19 @@ fn every_corpus_prefix_splits_like_fancy_regex() {
     });
     for path in corpora() {
         compare_corpus(&path, limit);
+    }
+}
+
+#[test]
+fn corpus_documents_split_like_fancy_regex() {
+    // 200 documents of 20 lines from all over each corpus (the multilingual one is grouped
+    // by language, so its prefix alone would be a few languages).
+    for path in corpora() {
+        for (k, doc) in documents(&path, 200).iter().enumerate() {
+            if let Err(msg) = assert_same(doc) {
+                panic!("{} document {k}: {msg}", path.display());
+            }
+        }
     }
 }
 
