@@ -9,9 +9,11 @@ import itertools
 import json
 import random
 import unicodedata
+from collections import Counter
 
 import bytepair
 import pytest
+from bytepair import reference
 from conftest import CORPORA, corpus_documents
 from model_files import (
     LLAMA3_PATTERN,
@@ -338,3 +340,28 @@ def test_numpy_and_padded_batches_follow_the_pipeline(loaded, name):
         for row, mask in zip(padded["input_ids"], padded["attention_mask"], strict=True)
     ]
     assert rows == with_template
+
+
+def test_a_tokenizer_trained_on_deepseeks_pattern_saves_a_file_hf_reads(tmp_path):
+    # The pattern is three Splits, so tokenizer.json holds three Split steps, not the marker.
+    docs = [d.decode("utf-8", "replace") for d in corpus_documents("multilingual", 40, 10)]
+    tok = bytepair.train(
+        docs, 1200, special_tokens=["<|endoftext|>"], pattern="deepseek", progress=False
+    )
+    tok.save(tmp_path / "tokenizer.json")
+    hf = HFTokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    held = [d.decode("utf-8", "replace") for name in CORPORA for d in corpus_documents(name, 8, 10)]
+    for text in held:
+        ids = tok.encode(text, allowed_special="all")
+        assert hf.encode(text, add_special_tokens=False).ids == ids, text[:60]
+    counts = Counter()
+    for d in docs:
+        counts.update(reference.count_pretokens(d.encode(), "deepseek", ["<|endoftext|>"]))
+    assert tok.merges == reference.train_from_counts(counts, 1200 - 257)
+
+
+def test_a_deepseek_pattern_is_not_written_into_a_tekken_file(tmp_path):
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], pattern="deepseek")
+    with pytest.raises(bytepair.errors.FormatError, match="three splits"):
+        tok.save(tmp_path / "tekken.json", format="tekken")
+    assert not (tmp_path / "tekken.json").exists()

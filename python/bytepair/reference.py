@@ -64,10 +64,35 @@ Pair = tuple[bytes, bytes]
 # ---------------------------------------------------------------------------------------
 
 
+class _Splits:
+    """Isolated splits in turn, each cutting every piece of the one before into its matches
+    and the text between them (DeepSeek's pre-tokenizer)."""
+
+    def __init__(self, splits: tuple[str, ...]):
+        self.splits = [regex.compile(s) for s in splits]
+
+    def findall(self, text: str) -> list[str]:
+        pieces = [text]
+        for split in self.splits:
+            cut = []
+            for piece in pieces:
+                at = 0
+                for m in split.finditer(piece):
+                    cut += [piece[at : m.start()], m.group()] if m.start() > at else [m.group()]
+                    at = m.end()
+                if at < len(piece):
+                    cut.append(piece[at:])
+            pieces = cut
+        return pieces
+
+
 @lru_cache(maxsize=64)
-def _compiled(pattern: str) -> regex.Pattern:
+def _compiled(pattern: str) -> regex.Pattern | _Splits:
     """Compiles a pattern name or regex, once per pattern."""
-    return regex.compile(patterns.resolve(pattern))
+    resolved = patterns.resolve(pattern)
+    if resolved == patterns.DEEPSEEK:
+        return _Splits(patterns.DEEPSEEK_SPLITS)
+    return regex.compile(resolved)
 
 
 def pretokenize(text: str, pattern: str = "gpt2") -> list[str]:
@@ -75,6 +100,8 @@ def pretokenize(text: str, pattern: str = "gpt2") -> list[str]:
 
     >>> pretokenize("Hello, world!  It's 2024")
     ['Hello', ',', ' world', '!', ' ', ' It', "'s", ' 2024']
+    >>> pretokenize("价格1234元 ok", "deepseek")
+    ['价格', '123', '4', '元', ' ok']
     """
     return _compiled(pattern).findall(text)
 

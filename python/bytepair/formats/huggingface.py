@@ -243,12 +243,18 @@ def to_json(data) -> dict:
             "pretokenizers": [
                 {
                     "type": "Split",
-                    "pattern": {"Regex": hf_regex(data.pattern)},
+                    "pattern": {"Regex": hf_regex(split)},
                     "behavior": "Isolated",
                     "invert": False,
-                },
-                _bytelevel("pre"),
-            ],
+                }
+                # DeepSeek's pattern is its three Splits, each one splitting the last's pieces.
+                for split in (
+                    patterns.DEEPSEEK_SPLITS
+                    if data.pattern == patterns.DEEPSEEK
+                    else [data.pattern]
+                )
+            ]
+            + [_bytelevel("pre")],
         },
         "post_processor": _bytelevel("post"),
         "decoder": _bytelevel("decoder"),

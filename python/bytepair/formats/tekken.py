@@ -20,6 +20,7 @@ import json
 import os
 from collections.abc import Mapping
 
+from bytepair import patterns
 from bytepair.errors import FormatError
 from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
@@ -140,6 +141,11 @@ def write(data, path: str | os.PathLike, version: str = "v7") -> None:
     tokens must hold ids 0..n-1 and its vocab the ids after them, as a rank table
     (mistral-common's layout)."""
     data = tokenizer_data.of(data)
+    if data.pattern == patterns.DEEPSEEK:
+        raise FormatError(
+            f"{os.fspath(path)}: a Tekken file holds one regex, and DeepSeek's pattern is three "
+            "splits; save it as huggingface (tokenizer.json) instead"
+        )
     vocab = data.with_specials()
     specials = sorted(data.special_tokens.items(), key=lambda kv: kv[1])
     n = len(specials)
