@@ -159,6 +159,7 @@ impl Encoder {
 mod tests {
     use super::*;
     use crate::count::PretokenCounts;
+    use crate::encode::test_vocab::plain_bpe as plain;
     use crate::test_rng::Lcg;
     use crate::train::{train, train_from_base, Base, Rules};
 
@@ -177,24 +178,6 @@ mod tests {
             }
         }
         s
-    }
-
-    /// BPE as the module's first paragraph states it: merge the lowest pair, leftmost on
-    /// ties, until none is left; one pair at a time, no stages.
-    fn plain(enc: &Encoder, text: &[u8]) -> Vec<TokenId> {
-        let mut ids: Vec<TokenId> = text.iter().map(|&b| enc.byte_ids[b as usize]).collect();
-        loop {
-            let best = (0..ids.len().saturating_sub(1))
-                .map(|i| (enc.pair(ids[i], ids[i + 1]), i))
-                .min_by_key(|((p, _), i)| (*p, *i));
-            match best {
-                Some(((p, m), i)) if p != NONE => {
-                    ids[i] = m;
-                    ids.remove(i + 1);
-                }
-                _ => return ids,
-            }
-        }
     }
 
     /// A SuperBPE-like merge list: 60 merges on words, then 80 on whole sentences

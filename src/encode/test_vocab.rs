@@ -30,3 +30,21 @@ pub(super) fn bytes_encoder(pattern: &str, specials: &[&str]) -> Encoder {
         .collect();
     Encoder::new(vocab, Some(&[]), specials, pattern).unwrap()
 }
+
+/// BPE as the encoder's module docs state it, one pair at a time: merge the lowest pair,
+/// leftmost on ties, until none is left. The oracle the fast kernels are checked against.
+pub(super) fn plain_bpe(enc: &Encoder, text: &[u8]) -> Vec<TokenId> {
+    let mut ids: Vec<TokenId> = text.iter().map(|&b| enc.byte_ids[b as usize]).collect();
+    loop {
+        let best = (0..ids.len().saturating_sub(1))
+            .map(|i| (enc.pair(ids[i], ids[i + 1]), i))
+            .min_by_key(|((p, _), i)| (*p, *i));
+        match best {
+            Some(((p, m), i)) if p != super::pair_table::NONE => {
+                ids[i] = m;
+                ids.remove(i + 1);
+            }
+            _ => return ids,
+        }
+    }
+}

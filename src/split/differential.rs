@@ -447,15 +447,20 @@ pub(crate) fn corpora() -> Vec<PathBuf> {
     paths
 }
 
-/// `n` documents of 20 lines drawn evenly from the whole of the xz-compressed `path`
-/// (a reservoir sample with a fixed seed), read by the `xz` tool as a stream.
-pub(crate) fn documents(path: &Path, n: usize) -> Vec<Vec<u8>> {
-    let mut child = Command::new("xz")
+/// `xz -dc path`, its output piped.
+fn xz(path: &Path) -> std::process::Child {
+    Command::new("xz")
         .arg("-dc")
         .arg(path)
         .stdout(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run `xz -dc {}`: {e}", path.display()));
+        .unwrap_or_else(|e| panic!("cannot run `xz -dc {}`: {e}", path.display()))
+}
+
+/// `n` documents of 20 lines drawn evenly from the whole of the xz-compressed `path`
+/// (a reservoir sample with a fixed seed), read by the `xz` tool as a stream.
+pub(crate) fn documents(path: &Path, n: usize) -> Vec<Vec<u8>> {
+    let mut child = xz(path);
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut rng = crate::test_rng::Lcg(22);
     let (mut docs, mut seen) = (Vec::new(), 0);
@@ -485,13 +490,8 @@ pub(crate) fn documents(path: &Path, n: usize) -> Vec<Vec<u8>> {
 
 /// Compares the engines on the first `limit` bytes of the xz-compressed `path`, decompressed by
 /// the `xz` tool as a stream, one block of about 1 MB (cut after a newline) at a time.
-fn compare_corpus(path: &PathBuf, limit: u64) {
-    let mut child = Command::new("xz")
-        .arg("-dc")
-        .arg(path)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run `xz -dc {}`: {e}", path.display()));
+fn compare_corpus(path: &Path, limit: u64) {
+    let mut child = xz(path);
     let mut stream = child.stdout.take().unwrap().take(limit);
     let mut block = Vec::new();
     let mut compared = 0;

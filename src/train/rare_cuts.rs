@@ -200,13 +200,8 @@ mod tests {
     /// Long pre-tokens over 2-4 letters and [`TOKENS`]: many equal pairs, and merges that
     /// rebuild a start token from other ends ((a, b) and the token "ab").
     fn long_pretokens(seed: u64) -> Encoded {
-        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut next = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rng = crate::test_rng::Lcg(seed);
+        let mut next = move |m: u64| rng.below(m as usize) as u64;
         let letters = 2 + next(3);
         (0..5 + next(40))
             .map(|_| {
