@@ -133,3 +133,23 @@ def test_duplicate_special_tokens_are_refused(specials):
         bytepair.train(["abc"], vocab_size=300, special_tokens=specials, progress=False)
     with pytest.raises(SpecialTokenError, match="given twice"):
         bytepair.Tokenizer(vocab, [], special_tokens=specials)
+
+
+def test_alternating_partial_policies_match_only_their_own_tokens():
+    # The core keeps the matcher of the last partial policy: a policy that changes between
+    # calls must still match exactly its own tokens (oracle: tiktoken with the same sets).
+    specials = {"<a>": 256, "<b>": 257, "<c>": 258}
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=specials)
+    enc = tiktoken.Encoding(
+        "t",
+        pat_str=tok.pattern,
+        mergeable_ranks={bytes([i]): i for i in range(256)},
+        special_tokens=specials,
+    )
+    text = "x<a>y<b>z<c>"
+    for allowed in [{"<a>"}, {"<b>", "<c>"}, {"<a>"}, {"<c>"}, {"<a>", "<b>"}, {"<a>"}]:
+        want = enc.encode(text, allowed_special=allowed, disallowed_special=())
+        assert tok.encode(text, allowed_special=allowed, disallowed_special=()) == want
+        assert (
+            tok.encode_with_offsets(text, allowed_special=allowed, disallowed_special=())[0] == want
+        )

@@ -10,6 +10,7 @@ use crate::special::SpecialMatcher;
 use crate::split::Splitter;
 use crate::{Error, TokenId};
 use rustc_hash::FxHashMap;
+use std::sync::Mutex;
 use thread_local::ThreadLocal;
 
 /// Ids at or above this are refused: the decoder keeps a dense table indexed by id.
@@ -111,6 +112,7 @@ pub(super) fn encoder(
         spans,
         specials,
         special_matcher,
+        partial: Mutex::new(None),
         splitter,
         builtin_pattern,
         rank_mode: merges.is_none(),
