@@ -3,7 +3,7 @@
 
 use super::bpe::SHORT;
 use super::long_pretoken_cache::{LongPretokenCache, LONG_MAX};
-use super::pretoken_cache::{short_key, PretokenCache, Slot, CACHE_IDS, COUNT_SHIFT};
+use super::pretoken_cache::{short_key, PretokenCache, CACHE_IDS};
 use super::Encoder;
 use crate::split::TileLoop;
 use crate::TokenId;
@@ -29,16 +29,15 @@ impl Encoder {
         }
         let index = PretokenCache::set(key);
         let set = &mut cache.sets[index].0;
-        let unlabelled = |slot: &Slot| slot.key & !(0xF << COUNT_SHIFT);
-        if unlabelled(&set[0]) != key {
-            if unlabelled(&set[1]) != key {
+        if set[0].key() != key {
+            if set[1].key() != key {
                 return self.encode_missed_pretoken(pretoken, key, index, cache, out);
             }
             set.swap(0, 1);
         }
         let slot = &set[0];
         // Fixed-size copies: a variable-length one is a call to memcpy.
-        match (slot.key >> COUNT_SHIFT) as usize {
+        match slot.count() {
             1 => out.push(slot.ids[0]),
             2 => out.extend_from_slice(&slot.ids[..2]),
             3 => out.extend_from_slice(&slot.ids[..3]),
@@ -72,8 +71,7 @@ impl Encoder {
         if got.len() <= CACHE_IDS {
             let set = &mut cache.sets[index].0;
             set[1] = set[0];
-            set[0].key = key | (got.len() as u128) << COUNT_SHIFT;
-            set[0].ids[..got.len()].copy_from_slice(got);
+            set[0].store(key, got);
         }
     }
 

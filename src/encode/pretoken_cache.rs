@@ -61,8 +61,35 @@ impl Default for PretokenCache {
 impl PretokenCache {
     #[inline]
     pub(super) fn set(key: u128) -> usize {
-        let h = ((key as u64) ^ ((key >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> (64 - CACHE_BITS)) as usize
+        slot_of(key, CACHE_BITS)
+    }
+}
+
+/// The slot of `key` in a table of `2^bits` slots.
+#[inline(always)]
+pub(super) fn slot_of(key: u128, bits: u32) -> usize {
+    let h = ((key as u64) ^ ((key >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - bits)) as usize
+}
+
+impl Slot {
+    /// The pre-token key this slot holds, its count of ids left out.
+    #[inline(always)]
+    pub(super) fn key(&self) -> u128 {
+        self.key & !(0xF << COUNT_SHIFT)
+    }
+
+    /// How many ids it holds.
+    #[inline(always)]
+    pub(super) fn count(&self) -> usize {
+        (self.key >> COUNT_SHIFT) as usize
+    }
+
+    /// Holds `ids` (at most `CACHE_IDS`) for the pre-token of `key`.
+    #[inline(always)]
+    pub(super) fn store(&mut self, key: u128, ids: &[TokenId]) {
+        self.key = key | (ids.len() as u128) << COUNT_SHIFT;
+        self.ids[..ids.len()].copy_from_slice(ids);
     }
 }
 

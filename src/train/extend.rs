@@ -6,6 +6,7 @@ use super::rules::{check_ids, Rules};
 use super::symbols::{Symbol, Symbols};
 use super::trainer::{PretokenMeta, Trainer, BIG_COUNT};
 use super::{Merge, Stop};
+use crate::byte_pair_set::BytePairSet;
 use crate::count::PretokenCounts;
 use crate::encode::Encoder;
 use crate::{Error, Progress};
@@ -94,7 +95,7 @@ pub struct Base {
     /// A rank table encodes a pre-token that is a token as that token (tiktoken).
     whole: Option<FxHashMap<Vec<u8>, u32>>,
     /// Where a merge may join two bytes: only inside a token.
-    adjacent: AdjacentBytes,
+    adjacent: BytePairSet,
 }
 
 impl Base {
@@ -133,7 +134,7 @@ impl Base {
             .flatten()
             .map(|(a, b)| [a.as_slice(), b].concat());
         let joined: Vec<Vec<u8>> = joined.collect();
-        let adjacent = AdjacentBytes::new(
+        let adjacent = adjacent_bytes(
             vocab
                 .iter()
                 .map(|(_, b)| b.as_slice())
@@ -216,28 +217,15 @@ impl Base {
     }
 }
 
-/// The byte pairs some token holds side by side: a bit for each of the 65,536.
-struct AdjacentBytes {
-    bits: Vec<u64>,
-}
-
-impl AdjacentBytes {
-    fn new<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> Self {
-        let mut bits = vec![0u64; 1 << 10];
-        for t in tokens {
-            for p in t.windows(2) {
-                let i = (p[0] as usize) << 8 | p[1] as usize;
-                bits[i >> 6] |= 1 << (i & 63);
-            }
+/// The byte pairs some token holds side by side.
+fn adjacent_bytes<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> BytePairSet {
+    let mut set = BytePairSet::default();
+    for t in tokens {
+        for p in t.windows(2) {
+            set.insert(p[0], p[1]);
         }
-        AdjacentBytes { bits }
     }
-
-    #[inline]
-    fn holds(&self, a: u8, b: u8) -> bool {
-        let i = (a as usize) << 8 | b as usize;
-        self.bits[i >> 6] & (1 << (i & 63)) != 0
-    }
+    set
 }
 
 /// Learns up to `num_merges` merges that extend `base`: each counted pre-token is first
