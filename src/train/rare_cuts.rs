@@ -54,7 +54,6 @@ pub(super) fn train<S: Symbol>(
         let mut tau = bounds.first_tau(num_merges);
         while tau > 1 {
             let cut = (&pretokens, &bounds, tau);
-
             if let Some(done) = attempt::<S>(&tokens, cut, num_merges, rules, progress)? {
                 return Ok(done);
             }
@@ -76,13 +75,14 @@ fn attempt<S: Symbol>(
     let pieces = cut(pretokens, bounds, tau);
     let mut t = Trainer::<S>::encoded(tokens.to_vec(), pieces, rules)?;
     t.track_ends();
-    // A merge below tau, or an ambiguous symbol, fails the run: stop there.
+    // A merge below tau, or an ambiguous symbol, fails the run: stop there. A run that does
+    // not give up made every merge at tau or more; only its last merge may be ambiguous.
     t.give_up_below = tau;
     let (merges, stop) = t.run(num_merges, progress)?;
     // Stopping early for want of pairs is the whole run's stop too only if no cut pair
     // could have reached min_frequency.
     let complete = stop == Stop::Done || tau <= rules.min_frequency.max(1);
-    Ok((!t.gave_up && !t.ambiguous && t.lowest >= tau && complete).then_some((merges, stop)))
+    Ok((!t.gave_up && !t.ambiguous && complete).then_some((merges, stop)))
 }
 
 /// Upper bounds of `count0`, how often each pair of start symbols is adjacent: counts in

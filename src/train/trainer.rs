@@ -79,8 +79,6 @@ pub(super) struct Trainer<S: Symbol> {
     pub(super) max_len: usize,
     /// How many merged pairs had no list (see [`Trainer::pretokens_with`]), for tests.
     pub(super) scans: usize,
-    /// The lowest count of a merge made so far (`u64::MAX` before the first).
-    pub(super) lowest: u64,
     /// Per symbol, the first and the last start symbol it is made of, kept when
     /// [`Trainer::track_ends`] asked (the proof of `rare_cuts.rs` needs them).
     pub(super) ends: Option<Vec<(u32, u32)>>,
@@ -183,7 +181,6 @@ impl<S: Symbol> Trainer<S> {
             count_tokens: rules.count_tokens,
             max_len,
             scans: 0,
-            lowest: u64::MAX,
             ends: None,
             ambiguous: false,
             give_up_below: 0,
@@ -248,7 +245,6 @@ impl<S: Symbol> Trainer<S> {
             let merged = [ab, bb].concat();
             merges.push((ab.to_vec(), bb.to_vec()));
             let new = S::from_id(self.syms.intern(merged));
-            self.lowest = self.lowest.min(top.count);
             if let Some(ends) = &mut self.ends {
                 let e = (ends[a.id()].0, ends[b.id()].1);
                 match ends.get(new.id()) {
