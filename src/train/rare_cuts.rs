@@ -22,7 +22,6 @@ use super::trainer::Trainer;
 use super::{Merge, Rules, Stop};
 use crate::{Error, Progress};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 
 /// Pre-tokens of start symbols, with their counts.
 pub(super) type Encoded = Vec<(Vec<u32>, u64)>;
@@ -73,7 +72,7 @@ fn attempt<S: Symbol>(
     progress: &mut Progress<'_>,
 ) -> Result<Option<(Vec<Merge>, Stop)>, Error> {
     let pieces = cut(pretokens, bounds, tau);
-    let mut t = Trainer::<S>::encoded(tokens.to_vec(), pieces, rules)?;
+    let mut t = Trainer::<S>::encoded(tokens.to_vec(), pieces.iter().map(|(p, c)| (p, *c)), rules)?;
     t.track_ends();
     // A merge below tau, or an ambiguous symbol, fails the run: stop there. A run that does
     // not give up made every merge at tau or more; only its last merge may be ambiguous.
@@ -153,39 +152,87 @@ impl PairBounds {
     }
 }
 
-/// The pre-tokens cut between every pair bounded below `tau`, equal pieces counted as one;
-/// on all cores.
-fn cut<'a>(pretokens: &'a Encoded, bounds: &PairBounds, tau: u64) -> FxHashMap<&'a [u32], u64> {
-    type Pieces<'a> = FxHashMap<&'a [u32], u64>;
+/// A piece of a cut pre-token: up to [`SHORT_PIECE`] symbols held inline, or a longer one
+/// borrowed from its pre-token.
+pub(super) enum Piece<'a> {
+    Short([u32; SHORT_PIECE], u8),
+    Long(&'a [u32]),
+}
+
+impl AsRef<[u32]> for Piece<'_> {
+    fn as_ref(&self) -> &[u32] {
+        match self {
+            Piece::Short(s, n) => &s[..*n as usize],
+            Piece::Long(s) => s,
+        }
+    }
+}
+
+/// Pieces of at most this many symbols are counted as equal pieces; longer ones are kept as
+/// they come. 100 MB of English cut for SuperBPE from 180,000 to 200,000 tokens: pieces of
+/// 2-4 symbols occur 2.29M times as 1.1M distinct ones, pieces of 5 or more 1.62M times as
+/// 1.58M, so hashing them would save 1.5% of the trainer's symbols at a third of the cut's time.
+const SHORT_PIECE: usize = 4;
+
+/// The pre-tokens cut between every pair bounded below `tau`: equal short pieces counted as
+/// one, long ones as they come (see [`SHORT_PIECE`]); on all cores.
+fn cut<'a>(pretokens: &'a Encoded, bounds: &PairBounds, tau: u64) -> Vec<(Piece<'a>, u64)> {
     // Four shares a core: a busy core's share is taken up by the others.
     let share = pretokens
         .len()
         .div_ceil(4 * rayon::current_num_threads())
         .max(1);
-    let pieces = pretokens
+    let parts: Vec<(Vec<(u128, u64)>, Vec<(Piece<'a>, u64)>)> = pretokens
         .par_chunks(share)
         .map(|part| {
-            let mut pieces = Pieces::default();
+            let (mut short, mut long) = (Vec::new(), Vec::new());
             for (w, c) in part {
                 let mut start = 0;
                 for i in 1..=w.len() {
                     if i == w.len() || bounds.bound(w[i - 1], w[i]) < tau {
-                        if i - start >= 2 {
-                            *pieces.entry(&w[start..i]).or_default() += c;
+                        match &w[start..i] {
+                            [] | [_] => {}
+                            p if p.len() <= SHORT_PIECE && !p.contains(&u32::MAX) => {
+                                let key = p
+                                    .iter()
+                                    .enumerate()
+                                    .fold(0u128, |k, (j, &s)| k | ((s as u128 + 1) << (32 * j)));
+                                short.push((key, *c));
+                            }
+                            p => long.push((Piece::Long(p), *c)),
                         }
                         start = i;
                     }
                 }
             }
-            pieces
+            (short, long)
         })
-        .reduce(Pieces::default, |a, b| {
-            let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-            for (p, c) in small {
-                *big.entry(p).or_default() += c;
+        .collect();
+    let mut short: Vec<(u128, u64)> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut pieces = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
+    for (s, l) in parts {
+        short.extend(s);
+        pieces.extend(l);
+    }
+    // Sorted, equal keys sit together: a sort on both cores beats a hash table per share
+    // merged into one (2.29M short pieces, 1.1M distinct).
+    short.par_sort_unstable_by_key(|&(k, _)| k);
+    let mut last = 0;
+    for (k, c) in short {
+        if k == last {
+            if let Some((_, n)) = pieces.last_mut() {
+                *n += c;
             }
-            big
-        });
+            continue;
+        }
+        last = k;
+        let (mut s, mut n) = ([0u32; SHORT_PIECE], 0);
+        while n < SHORT_PIECE && (k >> (32 * n)) as u32 != 0 {
+            s[n] = ((k >> (32 * n)) as u32) - 1;
+            n += 1;
+        }
+        pieces.push((Piece::Short(s, n as u8), c));
+    }
     pieces
 }
 
@@ -193,6 +240,7 @@ fn cut<'a>(pretokens: &'a Encoded, bounds: &PairBounds, tau: u64) -> FxHashMap<&
 mod tests {
     use super::*;
     use crate::train::rules::tests::by_ids;
+    use std::collections::BTreeMap;
 
     /// The start tokens of [`long_pretokens`]: symbols 256 and 257.
     const TOKENS: [&[u8]; 2] = [b"ab", b"ba"];
@@ -289,13 +337,52 @@ mod tests {
         assert!(!run(vec![(vec![256, c], 5), (vec![a, b], 1)]));
     }
 
+    /// The cut holds each piece between pairs bounded below `tau` with its total count, as
+    /// a map of pieces would: short pieces (some with the largest symbol) summed, long ones
+    /// as many times as they come.
+    #[test]
+    fn cut_counts_every_piece() {
+        for seed in 0..60 {
+            let mut p = long_pretokens(seed);
+            if seed % 3 == 0 {
+                p.push((vec![u32::MAX, 7, u32::MAX], 2));
+                p.push((vec![u32::MAX, 7, u32::MAX], 3));
+            }
+            let bounds = PairBounds::new(&p);
+            for tau in [1, 2, 5, 21, u64::MAX] {
+                let mut want: BTreeMap<Vec<u32>, u64> = BTreeMap::new();
+                for (w, c) in &p {
+                    let mut start = 0;
+                    for i in 1..=w.len() {
+                        if i == w.len() || bounds.bound(w[i - 1], w[i]) < tau {
+                            if i - start >= 2 {
+                                *want.entry(w[start..i].to_vec()).or_default() += c;
+                            }
+                            start = i;
+                        }
+                    }
+                }
+                let mut got: BTreeMap<Vec<u32>, u64> = BTreeMap::new();
+                let mut short = std::collections::BTreeSet::new();
+                for (piece, c) in cut(&p, &bounds, tau) {
+                    let s = piece.as_ref().to_vec();
+                    if s.len() <= SHORT_PIECE && !s.contains(&u32::MAX) {
+                        assert!(short.insert(s.clone()), "seed {seed}: {s:?} twice");
+                    }
+                    *got.entry(s).or_default() += c;
+                }
+                assert_eq!(got, want, "seed {seed}, tau {tau}");
+            }
+        }
+    }
+
     /// Upper bounds never fall below the true counts, and the first threshold is one of them.
     #[test]
     fn bounds_are_at_least_the_counts() {
         for seed in 0..50 {
             let p = long_pretokens(seed);
             let bounds = PairBounds::new(&p);
-            let mut counts: FxHashMap<(u32, u32), u64> = FxHashMap::default();
+            let mut counts: rustc_hash::FxHashMap<(u32, u32), u64> = Default::default();
             for (w, c) in &p {
                 for q in w.windows(2) {
                     *counts.entry((q[0], q[1])).or_default() += c;
