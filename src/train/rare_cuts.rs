@@ -182,7 +182,8 @@ fn cut<'a>(pretokens: &'a Encoded, bounds: &PairBounds, tau: u64) -> Vec<(Piece<
         .len()
         .div_ceil(4 * rayon::current_num_threads())
         .max(1);
-    let parts: Vec<(Vec<(u128, u64)>, Vec<(Piece<'a>, u64)>)> = pretokens
+    type Part<'a> = (Vec<(u128, u64)>, Vec<(Piece<'a>, u64)>);
+    let parts: Vec<Part<'a>> = pretokens
         .par_chunks(share)
         .map(|part| {
             let (mut short, mut long) = (Vec::new(), Vec::new());
