@@ -128,6 +128,7 @@ def train_merges(
     count_tokens: bool = False,
     max_token_length: int | None = None,
     base: tuple[list[tuple[int, bytes]], list[tuple[bytes, bytes]] | None] | None = None,
+    base_encoder: Encoder | None = None,
 ) -> list[tuple[bytes, bytes]]: ...
 def safe_cuts(
     pattern: str,

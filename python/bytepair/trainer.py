@@ -355,8 +355,16 @@ def _merges_from_counts(
     with Bar("merging", total=wanted_new, unit="merges", enabled=show) as bar:
         # consume: the merge loop builds its own pre-token table; freeing the counts' copy
         # keeps the peak down on big corpora.
+        encoder = None if base is None else base._encoder  # built already: not again
         merges = _core.train_merges(
-            counts, wanted_new, min_frequency, progress=bar, consume=True, base=start, **rules
+            counts,
+            wanted_new,
+            min_frequency,
+            progress=bar,
+            consume=True,
+            base=start,
+            base_encoder=encoder,
+            **rules,
         )
     made, unit = len(merges), "merges"
     if compat == "huggingface":  # HF counts new tokens: a merge may rebuild an old one

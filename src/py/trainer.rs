@@ -1,6 +1,7 @@
 //! `train_merges`: the merge loop over counted pre-tokens, the GIL released.
 
 use super::counts::PyPretokenCounts;
+use super::encoder::PyEncoder;
 use super::progress::ProgressBridge;
 use crate::train::{Base, Rules};
 use pyo3::exceptions::PyValueError;
@@ -15,11 +16,13 @@ use pyo3::types::PyBytes;
 /// `byte_ids` the ids of the 256 bytes (default: the byte values); `reuse`,
 /// `count_tokens`, `max_token_length`. `base=(vocab, merges)` extends a tokenizer: its
 /// regular tokens `(id, bytes)` and its merges (None for a rank table); each pre-token is
-/// first encoded with it, and with `ties="ids"` its ids break ties.
+/// first encoded with it, and with `ties="ids"` its ids break ties. `base_encoder` is that
+/// tokenizer's own encoder, if it has one, so it need not be built again.
 #[pyfunction]
 #[pyo3(signature = (
     counts, num_merges, min_frequency=1, progress=None, consume=false, ties="bytes",
-    byte_ids=None, reuse=true, count_tokens=false, max_token_length=None, base=None
+    byte_ids=None, reuse=true, count_tokens=false, max_token_length=None, base=None,
+    base_encoder=None
 ))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn train_merges<'py>(
@@ -35,6 +38,7 @@ pub fn train_merges<'py>(
     count_tokens: bool,
     max_token_length: Option<usize>,
     base: Option<(Vec<(u32, Vec<u8>)>, Option<Vec<(Vec<u8>, Vec<u8>)>>)>,
+    base_encoder: Option<PyRef<'py, PyEncoder>>,
 ) -> PyResult<Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
     let by_ids = match ties {
         "bytes" => false,
@@ -63,6 +67,7 @@ pub fn train_merges<'py>(
             table.clone()
         }
     };
+    let encoder = base_encoder.map(|e| e.inner.clone());
     let mut bridge = ProgressBridge::new(&progress);
     let result = py.detach(|| {
         let mut report = |done, total| bridge.report(done, total);
@@ -74,7 +79,10 @@ pub fn train_merges<'py>(
                 &mut report,
             ),
             Some((vocab, merges)) => {
-                let base = Base::new(vocab, merges.as_deref())?;
+                let base = match encoder {
+                    Some(e) => Base::with_encoder(vocab, merges.as_deref(), e)?,
+                    None => Base::new(vocab, merges.as_deref())?,
+                };
                 crate::train::train_from_base(base, pretokens, num_merges, &rules, &mut report)
             }
         }
