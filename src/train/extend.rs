@@ -101,7 +101,10 @@ pub struct Base {
 
 impl Base {
     /// The base of `vocab` and its `merges` (`None` for a rank table).
-    pub fn new(vocab: Vec<(u32, Vec<u8>)>, merges: Option<&[(Vec<u8>, Vec<u8>)]>) -> Result<Self, Error> {
+    pub fn new(
+        vocab: Vec<(u32, Vec<u8>)>,
+        merges: Option<&[(Vec<u8>, Vec<u8>)]>,
+    ) -> Result<Self, Error> {
         let encoder = Encoder::new(vocab.clone(), merges, Vec::new(), "gpt2")?;
         Self::with_encoder(vocab, merges, Arc::new(encoder))
     }
@@ -113,7 +116,11 @@ impl Base {
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
         encoder: Arc<Encoder>,
     ) -> Result<Self, Error> {
-        let largest = vocab.iter().map(|(id, _)| *id as usize + 1).max().unwrap_or(0);
+        let largest = vocab
+            .iter()
+            .map(|(id, _)| *id as usize + 1)
+            .max()
+            .unwrap_or(0);
         if encoder.rank_mode() != merges.is_none() || encoder.vocab_size() < largest {
             return Err(Error::InvalidVocab {
                 reason: "the base's encoder is not of its vocab and merges".into(),

@@ -77,7 +77,9 @@ impl Symbols {
 }
 
 /// A symbol id in the arena: u16 when every id fits, else u32.
-pub(super) trait Symbol: Copy + Eq + Ord + std::hash::Hash + std::fmt::Debug {
+pub(super) trait Symbol:
+    Copy + Eq + Ord + std::hash::Hash + std::fmt::Debug + Send + Sync
+{
     fn from_id(id: u32) -> Self;
     fn id(self) -> usize;
 }

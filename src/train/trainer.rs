@@ -7,6 +7,7 @@ use super::rules::Rules;
 use super::symbols::{Symbol, Symbols};
 use super::{Merge, Stop};
 use crate::{Error, Progress};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::time::{Duration, Instant};
 
@@ -156,15 +157,7 @@ impl<S: Symbol> Trainer<S> {
         rules: &Rules,
     ) -> Self {
         let max_len = rules.max_token_length.unwrap_or(usize::MAX);
-        let mut counts = PairCounts::default();
-        for (wi, m) in meta.iter().enumerate() {
-            let c = pretoken_count(m, wi as u32, &big_counts);
-            for p in arena[m.start..m.start + m.len as usize].windows(2) {
-                if fits(&syms, max_len, p[0], p[1]) {
-                    counts.add((p[0], p[1]), c);
-                }
-            }
-        }
+        let counts = count_pairs(&syms, max_len, &arena, &meta, &big_counts);
         Trainer {
             start_symbols: syms.bytes.len(),
             syms,
@@ -281,6 +274,43 @@ impl<S: Symbol> Trainer<S> {
         }
         finish(merges, num_merges, Stop::Done, progress)
     }
+}
+
+/// Every pair's count, one table per core, merged: SuperBPE's second stage on 100 MB of
+/// English holds 14M pair occurrences of only 355,000 distinct pairs, so merging the tables
+/// costs little beside counting on one core (0.5 s).
+fn count_pairs<S: Symbol>(
+    syms: &Symbols,
+    max_len: usize,
+    arena: &[S],
+    meta: &[PretokenMeta],
+    big_counts: &FxHashMap<u32, u64>,
+) -> PairCounts<S> {
+    let count = |first: usize, part: &[PretokenMeta]| {
+        let mut counts = FxHashMap::<(S, S), u64>::default();
+        for (i, m) in part.iter().enumerate() {
+            let c = pretoken_count(m, (first + i) as u32, big_counts);
+            for p in arena[m.start..m.start + m.len as usize].windows(2) {
+                if fits(syms, max_len, p[0], p[1]) {
+                    *counts.entry((p[0], p[1])).or_default() += c;
+                }
+            }
+        }
+        counts
+    };
+    let share = meta.len().div_ceil(rayon::current_num_threads()).max(1);
+    let tables: Vec<_> = meta
+        .par_chunks(share)
+        .enumerate()
+        .map(|(i, part)| count(i * share, part))
+        .collect();
+    let mut counts = PairCounts::default();
+    for table in tables {
+        for (pair, c) in table {
+            counts.add(pair, c);
+        }
+    }
+    counts
 }
 
 #[inline]
