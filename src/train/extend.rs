@@ -264,7 +264,6 @@ pub fn train_from_base(
     if rules.ids.is_some() {
         rules.ids = Some(base.ids.clone());
     }
-    let t0 = std::time::Instant::now();
     let encoded = base.encode(pretokens);
     train_encoded(base.tokens, encoded, num_merges, &rules, progress)
 }

@@ -71,15 +71,7 @@ fn attempt<S: Symbol>(
     rules: &Rules,
     progress: &mut Progress<'_>,
 ) -> Result<Option<(Vec<Merge>, Stop)>, Error> {
-    let t0 = std::time::Instant::now();
     let pieces = cut(pretokens, bounds, tau);
-    eprintln!(
-        "T cut {:?} tau={} pieces={}",
-        t0.elapsed(),
-        tau,
-        pieces.len()
-    );
-    let t0 = std::time::Instant::now();
     let mut t = Trainer::<S>::encoded(tokens.to_vec(), pieces.iter().map(|(p, c)| (p, *c)), rules)?;
     t.track_ends();
     // A pair of start symbols below tau stays below it in a run that is kept: its count
@@ -88,7 +80,6 @@ fn attempt<S: Symbol>(
     // dropped, it leaves a table small enough for the cache (100 MB of English at 200,000
     // tokens: 66,000 of 355,000 pairs are kept).
     t.counts.retain_at_least(tau);
-    let t0 = std::time::Instant::now();
     // A merge below tau, or an ambiguous symbol, fails the run: stop there. A run that does
     // not give up made every merge at tau or more; only its last merge may be ambiguous.
     t.give_up_below = tau;
