@@ -19,10 +19,10 @@
 
 use super::symbols::Symbol;
 use super::trainer::{PretokenMeta, Trainer, BIG_COUNT};
-use rustc_hash::FxHashMap;
 use super::{Merge, Rules, Stop};
 use crate::{Error, Progress};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 /// Pre-tokens of start symbols, with their counts.
 pub(super) type Encoded = Vec<(Vec<u32>, u64)>;
