@@ -12,7 +12,9 @@ use crate::encode::Encoder;
 use crate::{Error, Progress};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::sync::Arc;
+use thread_local::ThreadLocal;
 
 /// Continues training from pre-tokens already encoded as symbols: 0..256 are the single
 /// bytes, `256 + i` is `tokens[i]` (an existing tokenizer's multi-byte tokens). Merges
@@ -181,21 +183,16 @@ impl Base {
     /// on 20 MB of English, 20,130 pre-tokens of ~1,000 bytes: 1.03 s whole, 0.15 s in pieces).
     fn encode(&self, pretokens: PretokenCounts) -> Vec<(Vec<u32>, u64)> {
         let pretokens: Vec<_> = pretokens.into_pretokens().collect();
-        // A cache per share, four shares a core: rayon's own splits would start a cache for
-        // each few pre-tokens, and a piece would seldom be found again; a busy core's
-        // shares are taken up by the others.
+        // One cache per thread, not per share: rayon's shares are small (four a core, so
+        // that a busy core's are taken up by the others), and a cache for each would meet
+        // every word anew.
+        let caches = ThreadLocal::<RefCell<PieceCache>>::new();
         let share = pretokens
             .len()
             .div_ceil(4 * rayon::current_num_threads())
             .max(1);
         let encoded = pretokens.par_chunks(share).map(|part| {
-            // Pieces of up to 15 bytes by their u128 key, each with where its symbols are in
-            // `done` (a piece of one symbol holds it inline): comparing slices was 8% of
-            // SuperBPE's second stage (memcmp), and a boxed encoding is a pointer to chase.
-            let mut short = FxHashMap::<u128, Encoded>::default();
-            let mut long = FxHashMap::<&[u8], Encoded>::default();
-            let mut done: Vec<u32> = Vec::new();
-            let mut ids = Vec::new();
+            let mut cache = caches.get_or_default().borrow_mut();
             let mut out = Vec::with_capacity(part.len());
             for (p, c) in part {
                 let p = p.as_ref();
@@ -211,40 +208,9 @@ impl Base {
                     }
                     let piece = &p[start..i];
                     start = i;
-                    if piece.len() == 1 {
-                        symbols.push(piece[0] as u32);
-                        continue;
-                    }
-                    let key = crate::pretoken_key::pack(piece);
-                    let hit = match key {
-                        Some(k) => short.get(&k),
-                        None => long.get(piece),
-                    };
-                    let e = match hit {
-                        Some(&e) => e,
-                        None => {
-                            ids.clear();
-                            self.encoder.bpe(piece, &mut ids);
-                            let e = match ids[..] {
-                                [id] => Encoded::One(self.symbol[&id]),
-                                _ => {
-                                    let at = done.len() as u32;
-                                    done.extend(ids.iter().map(|i| self.symbol[i]));
-                                    Encoded::Many(at, ids.len() as u32)
-                                }
-                            };
-                            match key {
-                                Some(k) => short.insert(k, e),
-                                None => long.insert(piece, e),
-                            };
-                            e
-                        }
-                    };
-                    match e {
-                        Encoded::One(s) => symbols.push(s),
-                        Encoded::Many(at, n) => {
-                            symbols.extend_from_slice(&done[at as usize..(at + n) as usize])
-                        }
+                    match piece {
+                        [b] => symbols.push(*b as u32),
+                        _ => cache.encode(self, piece, &mut symbols),
                     }
                 }
                 out.push((symbols, *c));
@@ -252,6 +218,55 @@ impl Base {
             out
         });
         encoded.flatten_iter().collect()
+    }
+}
+
+/// The symbols of the pieces a thread has met. Pieces of up to 15 bytes go by their u128
+/// key, each with where its symbols are in `done` (a piece of one symbol holds it inline):
+/// comparing slices was 8% of SuperBPE's second stage (memcmp), and a boxed encoding is a
+/// pointer to chase.
+#[derive(Default)]
+struct PieceCache {
+    short: FxHashMap<u128, Encoded>,
+    long: FxHashMap<Box<[u8]>, Encoded>,
+    done: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl PieceCache {
+    /// Appends the symbols of `piece` as `base` encodes it.
+    fn encode(&mut self, base: &Base, piece: &[u8], symbols: &mut Vec<u32>) {
+        let key = crate::pretoken_key::pack(piece);
+        let hit = match key {
+            Some(k) => self.short.get(&k),
+            None => self.long.get(piece),
+        };
+        let e = match hit {
+            Some(&e) => e,
+            None => {
+                self.ids.clear();
+                base.encoder.bpe_looked_up(piece, &mut self.ids);
+                let e = match self.ids[..] {
+                    [id] => Encoded::One(base.symbol[&id]),
+                    _ => {
+                        let at = self.done.len() as u32;
+                        self.done.extend(self.ids.iter().map(|i| base.symbol[i]));
+                        Encoded::Many(at, self.ids.len() as u32)
+                    }
+                };
+                match key {
+                    Some(k) => self.short.insert(k, e),
+                    None => self.long.insert(piece.into(), e),
+                };
+                e
+            }
+        };
+        match e {
+            Encoded::One(s) => symbols.push(s),
+            Encoded::Many(at, n) => {
+                symbols.extend_from_slice(&self.done[at as usize..(at + n) as usize])
+            }
+        }
     }
 }
 
