@@ -238,7 +238,10 @@ impl Encoder {
     /// `ignore_merges` give them to a pre-token equal to them) are left to BPE.
     pub fn bpe_looked_up(&self, pretoken: &[u8], out: &mut Vec<TokenId>) {
         let hit = match crate::pretoken_key::pack(pretoken) {
-            Some(k) => self.whole.get(&k).filter(|_| !self.unbuilt.contains_key(&k)),
+            Some(k) => self
+                .whole
+                .get(&k)
+                .filter(|_| !self.unbuilt.contains_key(&k)),
             None => self
                 .whole_long
                 .get(pretoken)
