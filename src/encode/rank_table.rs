@@ -105,6 +105,11 @@ mod tests {
         assert_eq!(enc.encode_ordinary(b"xyz"), vec![256]);
         assert_eq!(enc.encode_ordinary(b"xyzw"), vec![120, 121, 122, 119]);
         assert!(enc.merges_from_ranks().is_empty());
+        // A look-up before BPE gives only tokens BPE rebuilds: not this one.
+        let (mut looked_up, mut bpe) = (Vec::new(), Vec::new());
+        enc.bpe_looked_up(b"xyz", &mut looked_up);
+        enc.bpe(b"xyz", &mut bpe);
+        assert_eq!((looked_up, bpe), (vec![120, 121, 122], vec![120, 121, 122]));
     }
 
     /// tiktoken's algorithm as it is written: merge the adjacent pair whose concatenation
