@@ -1,5 +1,5 @@
 //! Pre-tokenization speed: the hand-written splitters against fancy-regex running the same
-//! tiktoken regex, on the same bytes, one core.
+//! regex (tiktoken's, or SuperBPE's stage-2 `superword`), on the same bytes, one core.
 //!
 //! `cargo bench --bench split [-- FILE...]` (default: `../data/en-prose.txt` and
 //! `../data/zh-prose.txt` beside the repository, as `../shared/corpora/unpack.sh ../data` makes
@@ -48,13 +48,13 @@ fn main() {
     let hand_only = std::env::args().any(|a| a == "--hand-only");
     let runs = std::env::var("BYTEPAIR_BENCH_RUNS").map_or(5, |v| v.parse().expect("a number"));
     let patterns: Vec<String> = std::env::var("BYTEPAIR_BENCH_PATTERNS")
-        .unwrap_or_else(|_| "gpt2,cl100k,o200k".into())
+        .unwrap_or_else(|_| "gpt2,cl100k,o200k,superword".into())
         .split(',')
         .map(String::from)
         .collect();
     println!("split: median MB/s on one core, first {mb} MB of each file");
     println!(
-        "{:<16} {:<7} {:>12} {:>12} {:>7} {:>10}",
+        "{:<16} {:<9} {:>12} {:>12} {:>7} {:>10}",
         "file", "pattern", "hand-written", "fancy-regex", "ratio", "pretokens"
     );
     for file in files {
@@ -68,7 +68,7 @@ fn main() {
                 let secs =
                     timing::median_secs(runs, thread_cpu_secs, || n = pretokens(&fast, &text));
                 println!(
-                    "{name:<16} {pattern:<7} {:>12.1} {:>12} {:>7} {n:>10}   ({} bytes)",
+                    "{name:<16} {pattern:<9} {:>12.1} {:>12} {:>7} {n:>10}   ({} bytes)",
                     megabytes / secs,
                     "-",
                     "-",
@@ -88,7 +88,7 @@ fn main() {
             let regex_mbs = megabytes
                 / timing::median_secs(3, wall_secs, || assert_eq!(pretokens(&regex, &text), n));
             println!(
-                "{name:<16} {pattern:<7} {fast_mbs:>12.1} {regex_mbs:>12.1} {:>6.1}x {n:>10}",
+                "{name:<16} {pattern:<9} {fast_mbs:>12.1} {regex_mbs:>12.1} {:>6.1}x {n:>10}",
                 fast_mbs / regex_mbs
             );
         }

@@ -33,6 +33,40 @@
 //! steps cut both halves as they cut the whole text, and its third step, run on each piece
 //! between theirs, is a pattern of the cl100k family (its punctuation runs continue only into
 //! `\r` and `\n`). A custom regex gives no such guarantee: it is never cut by this rule.
+//!
+//! SuperBPE's stage-2 pattern (`superword`) keeps spaces and newlines inside its pieces, so
+//! this rule does not hold for it ("a b" is one piece); it has a rule of its own
+//! (`safe_cut/superword.rs`, [`CutRule::Superword`]). [`crate::split::Splitter::cut_rule`]
+//! says which rule a splitter has, if any.
+
+mod superword;
+
+/// Which cuts provably leave a splitter's pieces unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutRule {
+    /// The built-in patterns' rule (the module docs).
+    BuiltIn,
+    /// SuperBPE's stage-2 pattern: between an ASCII digit and another ASCII byte
+    /// (`safe_cut/superword.rs`).
+    Superword,
+}
+
+impl CutRule {
+    /// Whether a splitter with this rule provably splits `text` at byte `c`. `false` for
+    /// `c == 0` and `c >= text.len()`.
+    #[inline]
+    pub fn is_safe_cut(self, text: &[u8], c: usize) -> bool {
+        match self {
+            CutRule::BuiltIn => is_safe_cut(text, c),
+            CutRule::Superword => superword::is_safe_cut(text, c),
+        }
+    }
+
+    /// The first safe cut in `from..text.len()`, if any.
+    pub fn next_safe_cut(self, text: &[u8], from: usize) -> Option<usize> {
+        (from.max(1)..text.len()).find(|&c| self.is_safe_cut(text, c))
+    }
+}
 
 /// Whether the built-in splitters provably split `text` at byte `c` (module docs). `false`
 /// for `c == 0` and `c >= text.len()`.

@@ -4,8 +4,11 @@
 //! hand-written splitters on the bytes (`split/gpt2.rs`, ...: about 10x faster than the regex,
 //! see `benches/split.rs`); differential tests (`split/differential.rs`) show they cut exactly
 //! where fancy-regex does. `deepseek` is three regexes applied in turn, which no one regex
-//! expresses: its pattern string is a marker that only its splitter runs. Any other pattern
-//! string is compiled with fancy-regex, the engine tiktoken uses.
+//! expresses: its pattern string is a marker that only its splitter runs. SuperBPE's
+//! stage-2 regex (`superword`: numbers in threes from the right, everything else in one
+//! piece) has a hand-written splitter too (`split/superword.rs`, 3.3-20x fancy-regex on the
+//! shared corpora), picked by its name or its exact string. Any other pattern string is
+//! compiled with fancy-regex, the engine tiktoken uses.
 //!
 //! Input is bytes. Invalid UTF-8 is never dropped: each invalid byte is one character of the
 //! punctuation class (not a letter, number, mark or whitespace), which is how Python's
@@ -18,8 +21,10 @@ mod deepseek;
 pub(crate) mod differential;
 mod gpt2;
 mod o200k;
+mod superword;
 mod unicode_tables;
 
+use crate::safe_cut::CutRule;
 use crate::Error;
 use fancy_regex::Regex;
 use std::convert::Infallible;
@@ -89,6 +94,11 @@ pub const DEEPSEEK_SPLITS: [&str; 3] = [
 /// it for one; only the hand-written splitter runs it.
 pub const DEEPSEEK_PATTERN: &str = "(?deepseek)";
 
+/// SuperBPE's stage-2 pattern (Liu et al. 2025), as bytepair trains it and saves it in
+/// `tokenizer.json`: runs of numbers in threes from the right, everything else, spaces and
+/// newlines included, in one piece.
+pub const SUPERWORD_PATTERN: &str = r"\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))|[^\p{N}]+";
+
 /// Maps a pattern name to its regex; any other string is returned as a custom regex.
 pub fn resolve(pattern: &str) -> &str {
     match pattern {
@@ -100,6 +110,7 @@ pub fn resolve(pattern: &str) -> &str {
         "qwen3.5" => QWEN3_5_PATTERN,
         "tekken" => TEKKEN_PATTERN,
         "deepseek" => DEEPSEEK_PATTERN,
+        "superword" => SUPERWORD_PATTERN,
         other => other,
     }
 }
@@ -122,6 +133,7 @@ enum Engine {
     O200k,
     Tekken,
     DeepSeek,
+    Superword,
     Regex(Box<Regex>),
 }
 
@@ -142,6 +154,7 @@ impl Splitter {
             O200K_PATTERN => Engine::O200k,
             TEKKEN_PATTERN => Engine::Tekken,
             DEEPSEEK_PATTERN => Engine::DeepSeek,
+            SUPERWORD_PATTERN => Engine::Superword,
             _ => return Self::with_regex(pattern),
         };
         Ok(Splitter {
@@ -178,9 +191,19 @@ impl Splitter {
         &self.pattern
     }
 
-    /// Whether a hand-written splitter runs it: only those have provable safe cuts.
-    pub fn is_builtin(&self) -> bool {
+    /// Whether a hand-written splitter runs it.
+    pub fn is_hand_written(&self) -> bool {
         !matches!(self.engine, Engine::Regex(_))
+    }
+
+    /// The rule for where `text` may be cut without changing its pieces
+    /// ([`crate::safe_cut`]), or `None` when no cut is provably safe: a custom regex.
+    pub fn cut_rule(&self) -> Option<CutRule> {
+        match self.engine {
+            Engine::Regex(_) => None,
+            Engine::Superword => Some(CutRule::Superword),
+            _ => Some(CutRule::BuiltIn),
+        }
     }
 
     /// Calls `f` on each piece of `text`, in order. The pieces concatenate to `text` exactly.
@@ -208,6 +231,7 @@ impl Splitter {
             Engine::O200k => tile(text, o200k::piece_end, f),
             Engine::Tekken => tile(text, o200k::tekken_piece_end, f),
             Engine::DeepSeek => tile(text, deepseek::piece_end, f),
+            Engine::Superword => tile(text, superword::piece_end, f),
             Engine::Regex(regex) => regex_for_each(regex, text, f),
         }
     }
@@ -241,6 +265,7 @@ impl Splitter {
             Engine::O200k => Some(body.run(o200k::piece_end)),
             Engine::Tekken => Some(body.run(o200k::tekken_piece_end)),
             Engine::DeepSeek => Some(body.run(deepseek::piece_end)),
+            Engine::Superword => Some(body.run(superword::piece_end)),
             Engine::Regex(_) => None,
         }
     }
@@ -426,6 +451,18 @@ mod tests {
         let s = Splitter::new(CL100K_PATTERN).unwrap();
         assert!(matches!(s.engine, Engine::Cl100k));
         assert_eq!(s.pattern(), CL100K_PATTERN);
+        let s = Splitter::new(SUPERWORD_PATTERN).unwrap();
+        assert!(matches!(s.engine, Engine::Superword));
+        assert_eq!(s.pattern(), SUPERWORD_PATTERN);
+        assert_eq!(s.cut_rule(), Some(CutRule::Superword));
+        assert_eq!(
+            Splitter::new("superword").unwrap().pattern(),
+            SUPERWORD_PATTERN
+        );
+        // Written another way, it is a custom regex: no hand-written splitter, no cuts.
+        let s = Splitter::new(r"\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))|\P{N}+").unwrap();
+        assert!(!s.is_hand_written());
+        assert_eq!(s.cut_rule(), None);
     }
 
     #[test]

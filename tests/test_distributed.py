@@ -76,7 +76,19 @@ def test_newline_cuts_keep_counts_without_special_tokens(tmp_path):
     assert len(shards) > 5
     for pattern in ("gpt2", "cl100k", "o200k"):
         assert shard_counts(shards, pattern) == reference.count_pretokens(data, pattern)
-    assert len(plan_shards([path], [], shard_bytes=7_000, newline_cuts=False)) == 1
+    assert len(plan_shards([path], [], shard_bytes=7_000, pattern=r"\S+|\s+")) == 1
+
+
+def test_superword_shards_cut_only_at_digits(tmp_path):
+    # Its pieces span spaces and newlines: the built-in rule's cuts would change counts.
+    data = corpus_sample("en-prose", 120_000) + b" 12345\xff 6 \n\n"
+    path = write(tmp_path / "prose.txt", data)
+    shards = plan_shards([path], [], shard_bytes=7_000, pattern="superword")
+    assert len(shards) > 5
+    for s in shards[1:]:
+        assert (data[s.start - 1 : s.start].isdigit()) != (data[s.start : s.start + 1].isdigit())
+    pattern = bytepair.patterns.SUPERWORD
+    assert shard_counts(shards, pattern) == reference.count_pretokens(data, pattern)
 
 
 @given(st.text(alphabet="ab \n\t!<|>é", max_size=300), st.integers(1, 40))

@@ -22,7 +22,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from model_files import deepseek_json
 
-NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken", "deepseek")
+NAMES = (
+    "gpt2",
+    "cl100k",
+    "o200k",
+    "llama3",
+    "qwen2",
+    "qwen3.5",
+    "tekken",
+    "deepseek",
+    "superword",
+)
 
 
 @cache

@@ -11,9 +11,9 @@ from collections import Counter
 import bytepair
 import pytest
 import regex
-from bytepair import Tokenizer, reference, superbpe
+from bytepair import Tokenizer, _core, reference, superbpe
 from bytepair.errors import TrainingWarning
-from conftest import corpus_documents
+from conftest import corpus_documents, corpus_sample
 
 EOT = "<|endoftext|>"
 
@@ -82,6 +82,38 @@ def test_superword_pattern_splits_only_around_numbers():
         "89",
         ".\n",
     ]
+
+
+def test_the_saved_pattern_picks_the_core_splitter_and_its_cuts(trained, tmp_path):
+    # Only the core's hand-written superword splitter has safe cuts, where an ASCII digit
+    # meets another ASCII byte (a custom regex has none, and the built-in patterns' cuts at
+    # spaces fall inside its pieces): the string tokenizer.json saves, and the name, pick it.
+    _, tok = trained
+    tok.save(tmp_path / "tokenizer.json")
+    saved = Tokenizer.load(tmp_path / "tokenizer.json").pattern
+    assert saved == superbpe.SUPERWORD_PATTERN
+    data = b"one two 12345 three"
+    for pattern in (saved, "superword"):
+        assert _core.safe_cuts(pattern, data, [1, 9]) == [8, 13]
+        assert _core.split_pieces(pattern, data) == [b"one two ", b"12", b"345", b" three"]
+    assert _core.safe_cuts(r"\S+|\s+", data, [1]) == [len(data)]
+
+
+def test_files_and_streams_cut_at_digits_encode_as_one_text(trained, tmp_path):
+    _, tok = trained
+    # Past encode_file's 1 MB chunks, whose cuts are the pattern's safe cuts.
+    text = corpus_sample("en-prose", 2_200_000).decode("utf-8", "replace")
+    text += f"{EOT}in 1999, 12345 more\n" * 3
+    want = tok.encode(text, allowed_special="all")
+    path = tmp_path / "corpus.txt"
+    path.write_text(text, encoding="utf-8")
+    assert path.stat().st_size > 2 << 20
+    n = tok.encode_file(path, tmp_path / "ids.npy", progress=False)
+    import numpy
+
+    assert numpy.load(tmp_path / "ids.npy").tolist() == want and n == len(want)
+    parts = [text[i : i + 7_001] for i in range(0, len(text), 7_001)]
+    assert list(tok.encode_iterable(parts, allowed_special="all")) == want
 
 
 def test_hf_tokenizers_encodes_the_saved_file_identically(trained, tmp_path):

@@ -137,8 +137,9 @@ def safe_cuts(
     special_tokens: Sequence[str] = (),
 ) -> list[int]:
     """For each offset in ``near``, the first offset at or after it where counting may cut
-    ``data`` without changing a count (a safe cut of the built-in patterns, or the start of
-    a special token no other occurrence straddles), or ``len(data)`` when there is none."""
+    ``data`` without changing a count (a safe cut of the pattern's rule, which a custom
+    regex has none of, or the start of a special token no other occurrence straddles), or
+    ``len(data)`` when there is none."""
 
 def special_cuts(
     data: bytes | bytearray | memoryview | mmap,

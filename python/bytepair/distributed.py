@@ -219,9 +219,7 @@ def count(
     special_tokens = list(special_tokens)
     # Build one counter here: a pattern the core rejects fails now, not in every task.
     trainer._counter(pattern, special_tokens, 1)
-    shards = plan_shards(
-        inputs, special_tokens, shard_bytes, newline_cuts=patterns.name_of(pattern) is not None
-    )
+    shards = plan_shards(inputs, special_tokens, shard_bytes, pattern)
     ckpt = None
     if checkpoint_dir is not None:
         os.makedirs(checkpoint_dir, exist_ok=True)

@@ -1,5 +1,5 @@
-"""Named pre-tokenization patterns: tiktoken's exact regexes, and a marker for DeepSeek's
-three Splits, which are not one regex.
+"""Named pre-tokenization patterns: tiktoken's exact regexes, SuperBPE's stage-2 regex, and a
+marker for DeepSeek's three Splits, which are not one regex.
 
 >>> resolve("gpt2") == GPT2
 True
@@ -69,6 +69,12 @@ DEEPSEEK_SPLITS = (
 #: the core's hand-written splitter runs it.
 DEEPSEEK = "(?deepseek)"
 
+#: SuperBPE's stage-2 pattern (``bytepair.superbpe``): numbers in groups of three from the
+#: right, everything else, spaces and newlines included, in one piece. The core runs it, by
+#: this name or spelled out exactly (as ``tokenizer.json`` saves it), with a hand-written
+#: splitter; written any other way it is a custom regex.
+SUPERWORD = r"\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))|[^\p{N}]+"
+
 #: Pattern names and the regex each stands for.
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2,
@@ -85,10 +91,21 @@ PATTERNS: dict[str, str] = {
     "qwen3.5": QWEN3_5,
     "tekken": TEKKEN,
     "deepseek": DEEPSEEK,
+    "superword": SUPERWORD,
 }
 
 #: The names `name_of` gives back and error messages list.
-NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken", "deepseek")
+NAMES = (
+    "gpt2",
+    "cl100k",
+    "o200k",
+    "llama3",
+    "qwen2",
+    "qwen3.5",
+    "tekken",
+    "deepseek",
+    "superword",
+)
 
 _LOOKS_LIKE_A_NAME = re.compile(r"[a-z][a-z0-9_]*")
 

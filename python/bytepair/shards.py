@@ -7,10 +7,11 @@ provably changes no count:
 - just before a special token that no other special-token occurrence straddles: training
   splits the text into segments at special tokens before it pre-tokenizes, so both sides of
   the cut are counted exactly as in one;
-- with no special tokens and a built-in pattern, at a safe cut: the core's one rule
-  (``_core.safe_cuts``, ``src/safe_cut.rs``), the same for every built-in pattern, so one
-  plan serves them all. A custom pattern has no provable cut, so a file with a custom
-  pattern and no special tokens is one shard.
+- with no special tokens, at a safe cut of the pattern (``_core.safe_cuts``,
+  ``src/safe_cut.rs``): the built-in patterns share one rule, at spaces and newlines, so
+  one plan serves them all; ``superword``, whose pieces span spaces and newlines, is cut
+  only where an ASCII digit meets another ASCII byte. A custom pattern has no provable
+  cut, so a file with a custom pattern and no special tokens is one shard.
 
 >>> import os, tempfile
 >>> d = tempfile.mkdtemp()
@@ -70,18 +71,17 @@ def plan_shards(
     inputs: Iterable[str | os.PathLike] | str | os.PathLike,
     special_tokens: Sequence[str] = (),
     shard_bytes: int = DEFAULT_SHARD_BYTES,
-    newline_cuts: bool = True,
+    pattern: str = "gpt2",
 ) -> list[Shard]:
     """The shards of a corpus: each file cut into ranges of about ``shard_bytes`` at safe
-    cuts (see the module docstring). ``newline_cuts=False`` (for a custom pattern) cuts
-    only at special tokens."""
+    cuts of ``pattern`` (a name or a regex; see the module docstring)."""
     if shard_bytes < 1:
         raise ValueError(f"shard_bytes must be positive, got {shard_bytes}")
     tokens = sorted({t.encode("utf-8") for t in special_tokens if t})
     shards = []
     for path in expand_inputs(inputs):
         st = os.stat(path)
-        cuts = _cuts(path, st.st_size, tokens, shard_bytes) if tokens or newline_cuts else []
+        cuts = _cuts(path, st.st_size, tokens, shard_bytes, pattern)
         bounds = [0, *cuts, st.st_size]
         shards.extend(
             Shard(path, a, b, st.st_size, st.st_mtime_ns) for a, b in itertools.pairwise(bounds)
@@ -89,16 +89,16 @@ def plan_shards(
     return shards
 
 
-def _cuts(path: str, size: int, tokens: list[bytes], shard_bytes: int) -> list[int]:
+def _cuts(path: str, size: int, tokens: list[bytes], shard_bytes: int, pattern: str) -> list[int]:
     """Offsets in (0, size) to cut the file at, about ``shard_bytes`` apart: starts of
-    unstraddled special tokens, or (no special tokens) ends of lines between non-spaces."""
+    unstraddled special tokens, or (no special tokens) the pattern's safe cuts."""
     if size <= shard_bytes:
         return []
     cuts: list[int] = []
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         target = shard_bytes
         while target < size:
-            cut = _next_safe_cut(data, target, tokens)
+            cut = _next_safe_cut(data, target, tokens, pattern)
             if cut is None or cut >= size:
                 break
             if cut > (cuts[-1] if cuts else 0):
@@ -107,11 +107,11 @@ def _cuts(path: str, size: int, tokens: list[bytes], shard_bytes: int) -> list[i
     return cuts
 
 
-def _next_safe_cut(data: mmap.mmap, pos: int, tokens: list[bytes]) -> int | None:
+def _next_safe_cut(data: mmap.mmap, pos: int, tokens: list[bytes], pattern: str) -> int | None:
     if tokens:
         # Starts of special tokens no other occurrence straddles: the core's matcher.
         cut = _core.special_cuts(data, [pos], [t.decode("utf-8") for t in tokens])[0]
     else:
-        # The rule does not depend on which built-in pattern: "gpt2" stands for all.
-        cut = _core.safe_cuts("gpt2", data, [pos])[0]
+        # The core knows which rule, if any, the pattern's splitter has.
+        cut = _core.safe_cuts(pattern, data, [pos])[0]
     return cut if cut < len(data) else None

@@ -20,9 +20,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from bytepair import patterns
+
 #: The paper's stage-2 pre-tokenization: numbers in groups of three from the right (as
-#: its stage 1 keeps them), everything else, spaces and newlines included, in one piece.
-SUPERWORD_PATTERN = r"\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))|[^\p{N}]+"
+#: its stage 1 keeps them), everything else, spaces and newlines included, in one piece
+#: (the pattern named ``superword``).
+SUPERWORD_PATTERN = patterns.SUPERWORD
 
 
 def checked(

@@ -1,10 +1,9 @@
 //! Where the counter cuts its input into chunks: at safe cuts about `chunk_size` apart
-//! ([`crate::safe_cut`] for the built-in patterns), and at the starts of special tokens
-//! that no other occurrence straddles (the text between special tokens is split on its
-//! own, so those hold for every pattern).
+//! ([`crate::safe_cut`]: the built-in patterns' rule, or the superword pattern's), and at
+//! the starts of special tokens that no other occurrence straddles (the text between
+//! special tokens is split on its own, so those hold for every pattern).
 
 use super::Counter;
-use crate::safe_cut::next_safe_cut;
 use std::ops::Range;
 
 /// One contiguous span of one source (a file or a text) to count.
@@ -51,15 +50,15 @@ impl Counter {
     /// The first offset in `from..text.len()` where counting may cut `text`: a safe cut
     /// no special token straddles, or the start of a special token no other straddles.
     pub fn next_cut(&self, text: &[u8], from: usize) -> Option<usize> {
-        if !self.builtin {
+        let Some(rule) = self.cut_rule else {
             return self.next_special_cut(text, from, text.len());
-        }
+        };
         // The first safe cut, then a special-token cut only if one starts before it:
         // searching for special tokens to the end of the text at every cut made planning
         // quadratic (and touched every page) when the tokens are rare or absent.
         let mut pos = from;
         let builtin_at = loop {
-            match next_safe_cut(text, pos) {
+            match rule.next_safe_cut(text, pos) {
                 Some(c) if self.straddled(text, c) => pos = c + 1,
                 found => break found,
             }

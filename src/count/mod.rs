@@ -17,6 +17,7 @@ mod pretoken_counts;
 
 pub use pretoken_counts::{Pretoken, PretokenCounts};
 
+use crate::safe_cut::CutRule;
 use crate::special::{Segment, SpecialMatcher};
 use crate::split::Splitter;
 use crate::{Error, Progress};
@@ -37,8 +38,9 @@ pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
 pub struct Counter {
     splitter: Splitter,
     specials: SpecialMatcher,
-    /// The pattern is a built-in one, so safe cuts hold ([`crate::safe_cut`]).
-    builtin: bool,
+    /// Where the pattern's pieces provably allow a cut ([`crate::safe_cut`]); `None` for a
+    /// custom regex, which is cut only at special tokens.
+    cut_rule: Option<CutRule>,
     pool: Option<rayon::ThreadPool>,
     chunk_size: usize,
 }
@@ -53,7 +55,7 @@ impl Counter {
         chunk_size: Option<usize>,
     ) -> Result<Self, Error> {
         let splitter = Splitter::new(pattern)?;
-        let builtin = splitter.is_builtin();
+        let cut_rule = splitter.cut_rule();
         let pool = match threads {
             Some(n) => Some(
                 rayon::ThreadPoolBuilder::new()
@@ -70,7 +72,7 @@ impl Counter {
         Ok(Counter {
             splitter,
             specials,
-            builtin,
+            cut_rule,
             pool,
             chunk_size: chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE).max(1),
         })
@@ -277,6 +279,7 @@ pub(crate) mod tests {
             "qwen2",
             "qwen3.5",
             "tekken",
+            "superword",
             r"\w+|\s+|[^\w\s]+",
         ] {
             for specials in [vec![], vec!["<|endoftext|>"], vec!["<|endoftext|>", "doc"]] {
@@ -284,7 +287,7 @@ pub(crate) mod tests {
                 let want = serial(&whole, &text);
                 for chunk in [1, 2, 3, 7, 64] {
                     let c = Counter::new(pattern, &specials, Some(2), Some(chunk)).unwrap();
-                    assert!(c.cuts(&text).len() > 1 || !c.builtin && specials.is_empty());
+                    assert!(c.cuts(&text).len() > 1 || c.cut_rule.is_none() && specials.is_empty());
                     assert_eq!(chunked(&c, &text), want, "{pattern} {specials:?} {chunk}");
                 }
             }

@@ -25,7 +25,7 @@ pub(super) fn encoder(
     ignore_merges: bool,
 ) -> Result<Encoder, Error> {
     let splitter = Splitter::new(pattern)?;
-    let builtin_pattern = splitter.is_builtin();
+    let cut_rule = splitter.cut_rule();
 
     let mut ids: FxHashMap<&[u8], TokenId> = FxHashMap::default();
     ids.reserve(vocab.len());
@@ -114,7 +114,7 @@ pub(super) fn encoder(
         special_matcher,
         partial: Mutex::new(None),
         splitter,
-        builtin_pattern,
+        cut_rule,
         rank_mode: merges.is_none(),
         rank_merges: Vec::new(),
         chars: None,

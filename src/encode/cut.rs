@@ -1,6 +1,7 @@
 //! Where a text may be cut without changing its ids (streams and files are cut into chunks
-//! encoded separately): at a safe cut of the pattern (`crate::safe_cut`, the one rule, which
-//! looks at the four bytes before `c` at most), where no occurrence of a special token
+//! encoded separately): at a safe cut of the pattern (`crate::safe_cut`: the built-in
+//! patterns' rule, which looks at the four bytes before `c` at most, or the superword
+//! pattern's, which looks at `c - 1` and `c`), where no occurrence of a special token
 //! touches bytes `c - 4 .. c + 1`. A custom pattern has no provable cut.
 
 use super::Encoder;
@@ -9,7 +10,10 @@ use super::Encoder;
 /// Needs `2 <= c < text.len()` and, to see every special token that could touch the cut,
 /// `max_special_len` bytes of `text` after `c`.
 pub fn is_safe_cut(enc: &Encoder, text: &[u8], c: usize) -> bool {
-    if !enc.builtin_pattern() || c < 2 || !crate::safe_cut::is_safe_cut(text, c) {
+    let Some(rule) = enc.cut_rule() else {
+        return false;
+    };
+    if c < 2 || !rule.is_safe_cut(text, c) {
         return false;
     }
     !enc.special_matcher()
@@ -18,7 +22,7 @@ pub fn is_safe_cut(enc: &Encoder, text: &[u8], c: usize) -> bool {
 
 /// The first safe cut at or after `from`, or the end of the text.
 pub(super) fn next_cut(enc: &Encoder, text: &[u8], from: usize) -> usize {
-    if !enc.builtin_pattern() {
+    if enc.cut_rule().is_none() {
         return text.len();
     }
     let last = text.len().saturating_sub(enc.max_special_len() + 1);
@@ -68,7 +72,14 @@ mod tests {
             text.extend_from_slice(parts[rng.below(parts.len())]);
         }
         for pattern in [
-            "gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken",
+            "gpt2",
+            "cl100k",
+            "o200k",
+            "llama3",
+            "qwen2",
+            "qwen3.5",
+            "tekken",
+            "superword",
         ] {
             let enc = bytes_encoder(pattern, &[]);
             let splitter = crate::split::Splitter::new(pattern).unwrap();

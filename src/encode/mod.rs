@@ -43,6 +43,7 @@
 //!   changing its ids; `stream.rs`: a streaming encoder; `file.rs`: files in chunks to
 //!   `.npy`, and one long text in chunks; `npy.rs`: the `.npy` header.
 
+use crate::safe_cut::CutRule;
 use crate::special::{Segment, SpecialMatcher};
 use crate::split::Splitter;
 use crate::{Error, TokenId};
@@ -128,7 +129,7 @@ pub struct Encoder {
     /// one policy.
     partial: Mutex<Option<(Vec<bool>, Arc<PartialMatcher>)>>,
     splitter: Splitter,
-    builtin_pattern: bool,
+    cut_rule: Option<CutRule>,
     rank_mode: bool,
     /// Rank mode: the canonical merges, as ids, in rank order.
     rank_merges: Vec<(TokenId, TokenId)>,
@@ -198,9 +199,9 @@ impl Encoder {
         &self.specials
     }
 
-    /// Whether the pattern is a built-in one (its safe cuts are known; see `cut`).
-    pub fn builtin_pattern(&self) -> bool {
-        self.builtin_pattern
+    /// Where the pattern provably allows a cut (`None` for a custom regex; see `cut`).
+    pub fn cut_rule(&self) -> Option<CutRule> {
+        self.cut_rule
     }
 
     /// The longest special token, in bytes (0 when there are none).

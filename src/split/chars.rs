@@ -158,6 +158,25 @@ pub(super) fn ascii_run(text: &[u8], mut i: usize, lo: u8, hi: u8, fold: bool) -
     i
 }
 
+/// The end of the run of ASCII bytes from `i` outside `lo..=hi` (`hi < 0x80`), eight bytes
+/// per step: the run stops at a byte in `lo..=hi` or at one of 0x80 and up. SuperBPE's
+/// pieces are whole lines of text between numbers, all of them scanned for a digit.
+#[inline(always)]
+pub(super) fn ascii_run_outside(text: &[u8], mut i: usize, lo: u8, hi: u8) -> usize {
+    while let Some(chunk) = text.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let stop = (bytes_in(x, lo, hi) | x) & HIGH;
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < text.len() && text[i] < 0x80 && !(lo..=hi).contains(&text[i]) {
+        i += 1;
+    }
+    i
+}
+
 /// The end of the run of characters from `i` whose class satisfies `keep`.
 #[inline(always)]
 pub(super) fn run(text: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {

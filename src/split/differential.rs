@@ -1,6 +1,6 @@
 //! Differential tests: each hand-written splitter cuts exactly where fancy-regex, running the
-//! same tiktoken regex, cuts (for `deepseek`, fancy-regex running its three splits one after
-//! another): on random Unicode biased toward the characters the patterns treat specially, on
+//! same regex, cuts (for `deepseek`, fancy-regex running its three splits one after
+//! another; for `superword`, SuperBPE's stage-2 regex): on random Unicode biased toward the characters the patterns treat specially, on
 //! random bytes (invalid UTF-8), on a prefix of every shared corpus and on documents drawn
 //! from across each.
 //!
@@ -18,19 +18,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 
-/// The built-in patterns, each with a hand-written splitter.
+/// The built-in patterns, each with a hand-written splitter (and the built-in safe-cut rule).
 pub(crate) const BUILT_IN: [&str; 8] = [
     "gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken", "deepseek",
 ];
 
-/// For each built-in pattern: its name, the hand-written splitter and the fancy-regex splits
-/// it stands for (one regex, or DeepSeek's three in turn).
+/// For each pattern with a hand-written splitter (the built-in ones and `superword`): its
+/// name, the hand-written splitter and the fancy-regex splits it stands for (one regex, or
+/// DeepSeek's three in turn).
 static SPLITTERS: LazyLock<Vec<(&str, Splitter, Vec<Splitter>)>> = LazyLock::new(|| {
     BUILT_IN
         .into_iter()
+        .chain(["superword"])
         .map(|name| {
             let fast = Splitter::new(name).unwrap();
-            assert!(fast.is_builtin(), "{name} runs fancy-regex");
+            assert!(fast.is_hand_written(), "{name} runs fancy-regex");
             let steps = if name == "deepseek" {
                 DEEPSEEK_SPLITS
                     .iter()
@@ -167,18 +169,24 @@ const INTERESTING: &[char] = &[
     'ا',
     'ก',
     'ㄱ',
-    // Numbers: Nd of several scripts, No, Nl.
+    // Numbers: Nd of several scripts, No, Nl, in and beyond the Basic Multilingual Plane.
     '0',
     '7',
     '٣',
     '۴',
     '५',
     '０',
+    '９',
     '²',
+    '¹',
     '½',
     'Ⅻ',
+    'ⅰ',
+    '〇',
     '①',
+    '⑳',
     '𝟙',
+    '𐄇',
     // Marks: Mn, Mc, Me.
     '\u{301}',
     '\u{308}',
@@ -269,6 +277,11 @@ const FRAGMENTS: &[&str] = &[
     "  ",
     "   x",
     "1234567",
+    "12345678901",
+    "１２３４",
+    "1²3",
+    "①②③④",
+    "\u{1d7d9}\u{1d7da}",
     " 42",
     "://",
     "/\n/",
@@ -420,6 +433,38 @@ fn every_triple_of_edge_pieces_splits_like_fancy_regex() {
                 assert_same(&text).unwrap();
                 // Each one cut short by a byte: an invalid sequence at the end or inside.
                 assert_same(&text[..text.len() - 1]).unwrap();
+            }
+        }
+    }
+}
+
+/// Runs of numbers of every length up to 40 (`superword` groups them in threes from the
+/// right, the others in threes from the left or one by one), of ASCII digits and of numbers
+/// of 1 to 4 bytes mixed, between text, invalid bytes and the text's ends.
+#[test]
+fn number_runs_of_every_length_split_like_fancy_regex() {
+    let numbers = ["7", "０", "²", "Ⅻ", "①", "٣", "\u{1d7d9}", "〇"];
+    let around: [&[u8]; 5] = [b"", b"a b", b"\xff", "中。".as_bytes(), b"\xe2\x91"];
+    for len in 0..40 {
+        for mix in 0..numbers.len() {
+            let run: Vec<u8> = (0..len)
+                .flat_map(|k| {
+                    let n = if mix == 0 {
+                        "7"
+                    } else {
+                        numbers[(k * mix + k / 3) % numbers.len()]
+                    };
+                    n.bytes()
+                })
+                .collect();
+            for before in around {
+                for after in around {
+                    let mut text = before.to_vec();
+                    text.extend_from_slice(&run);
+                    text.extend_from_slice(after);
+                    text.extend_from_slice(&run);
+                    assert_same(&text).unwrap();
+                }
             }
         }
     }
