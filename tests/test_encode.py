@@ -144,6 +144,34 @@ def test_lone_surrogates_encode_as_replacement_character(pair):
     assert tok.encode("a\ud800b") == tok.encode("a\ufffdb")
 
 
+# Characters at the edges of UTF-8's lengths and of CPython's three ways to store a str
+# (Latin-1, UCS-2, UCS-4), surrogates, and ASCII runs across the eight-unit steps.
+_edges = "\x00\x7f\x80\xff\u0100\u07ff\u0800\ud7ff\ue000\uffff\U00010000\U0010ffff"
+_utf8_texts = st.lists(
+    st.one_of(
+        st.text(alphabet=_edges, max_size=20),
+        st.text(alphabet="\ud800\udbff\udc00\udfff", max_size=3),
+        st.integers(1, 40).map(lambda n: "a" * n),
+        st.text(max_size=20),
+    ),
+    max_size=10,
+).map("".join)
+
+
+@given(text=_utf8_texts)
+def test_property_a_str_is_encoded_from_its_utf8(text):
+    """The core writes a str's UTF-8 from its code units itself: with one id per byte, the
+    ids are the bytes of Python's UTF-8 of the str, lone surrogates replaced as tiktoken
+    does, whichever call takes the str."""
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    want = list(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode())
+    assert tok.encode_ordinary(text) == want
+    assert tok.encode(text) == want
+    assert tok.encode_to_numpy(text).tolist() == want
+    assert tok.encode_batch([text, text]) == [want, want]
+    assert tok.encode_with_offsets(text)[0] == want
+
+
 # -- merges derived from ranks ---------------------------------------------------------------
 
 

@@ -5,7 +5,7 @@ use super::ids::{ids_list, with_ids_buffer};
 use super::ints::Ints;
 use super::progress::ProgressBridge;
 use super::stream::PyStream;
-use super::text::{checked_str, str_bytes, str_list};
+use super::text::{checked_str, str_bytes, str_list, with_str_bytes};
 use crate::encode::{self, Stream};
 use crate::encode::{char_spans, Encoder, SpecialPolicy};
 use crate::{Error, TokenId};
@@ -241,12 +241,13 @@ impl PyEncoder {
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let bytes = str_bytes(checked_str(text)?)?;
-        with_ids_buffer(|ids| {
-            detached(py, &bytes, ids, |b, ids| {
-                self.inner.encode_ordinary_into(b, ids)
-            });
-            ids_list(py, &self.ints, ids)
+        with_str_bytes(checked_str(text)?, |bytes| {
+            with_ids_buffer(|ids| {
+                detached(py, bytes, ids, |b, ids| {
+                    self.inner.encode_ordinary_into(b, ids)
+                });
+                ids_list(py, &self.ints, ids)
+            })
         })
     }
 
@@ -440,9 +441,9 @@ impl PyEncoder {
         disallowed: Option<&Bound<'_, PyAny>>,
         ids: &mut Vec<TokenId>,
     ) -> PyResult<()> {
-        let bytes = str_bytes(checked_str(text)?)?;
+        let text = checked_str(text)?;
         let policy = self.policy_or_default(py, allowed, disallowed)?;
-        self.encode_detached(py, &bytes, &policy, ids)
+        with_str_bytes(text, |bytes| self.encode_detached(py, bytes, &policy, ids))
     }
 
     /// `Encoder::encode_into` through [`detached`].

@@ -3,6 +3,7 @@
 
 use super::ints::Ints;
 use crate::TokenId;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
@@ -29,13 +30,27 @@ pub(super) fn with_ids_buffer<R>(f: impl FnOnce(&mut Vec<TokenId>) -> R) -> R {
     })
 }
 
-/// A Python list of the ids: new references to the encoder's ints (see `ints.rs`).
+/// A Python list of the ids: new references to the encoder's ints (see `ints.rs`), written
+/// straight into the new list's items (through `PyList::new`'s fallible iterator, 2 more
+/// instructions an id: callgrind, cl100k, 1 MB of new Chinese, 12.7M -> 11.7M).
 pub(super) fn ids_list<'py>(
     py: Python<'py>,
     ints: &Ints,
     ids: &[TokenId],
 ) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::new(py, ids.iter().map(|&id| ints.get(py, id)))?;
+    // SAFETY: `PyList_New` returns a new list of `ids.len()` null items (or null with an
+    // exception set, which `from_owned_ptr_or_err` turns into the error), its own array
+    // that nothing else sees yet; each item is set once, to a new reference.
+    let list = unsafe {
+        let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+        let list = Bound::from_owned_ptr_or_err(py, list)?.cast_into_unchecked::<PyList>();
+        let items = (*list.as_ptr().cast::<ffi::PyListObject>()).ob_item;
+        let items = std::slice::from_raw_parts_mut(items, ids.len());
+        for (item, &id) in items.iter_mut().zip(ids) {
+            *item = ints.new_ref(py, id);
+        }
+        list
+    };
     // Untracked by the cyclic GC, as CPython itself untracks tuples and dicts that hold
     // only atomic values: a list of ints cannot be part of a cycle, yet every young
     // collection walked each new list and read every int's header (13% of a profile of
@@ -44,6 +59,6 @@ pub(super) fn ids_list<'py>(
     // the list (`ids.append(ids)`) is never collected.
     // SAFETY: `list` is a live list this function just made; untracking a tracked
     // container is always valid, and its deallocation untracks only if still tracked.
-    unsafe { pyo3::ffi::PyObject_GC_UnTrack(list.as_ptr().cast()) };
+    unsafe { ffi::PyObject_GC_UnTrack(list.as_ptr().cast()) };
     Ok(list)
 }

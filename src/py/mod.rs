@@ -14,6 +14,7 @@ mod split;
 mod stream;
 mod text;
 mod trainer;
+mod utf8;
 
 use pyo3::prelude::*;
 
