@@ -2,6 +2,7 @@
 //! loop that pops the top pair, merges it and queues the pairs whose counts rose.
 
 use super::heap::{Entry, PairHeap};
+use super::merge::Gained;
 use super::pair_counts::PairCounts;
 use super::rules::Rules;
 use super::symbols::{Symbol, Symbols};
@@ -83,7 +84,7 @@ pub(super) struct Trainer<S: Symbol> {
     /// Per symbol, the first and the last start symbol it is made of, kept when
     /// [`Trainer::track_ends`] asked (the proof of `rare_cuts.rs` needs them).
     pub(super) ends: Option<Vec<(u32, u32)>>,
-    /// Whether a merge rebuilt an existing symbol from other ends.
+    /// Whether a merge rebuilt an existing symbol (only while `ends` are kept).
     pub(super) ambiguous: bool,
     /// The loop stops (`gave_up`) before a merge counted below this, or once `ambiguous`
     /// when `ends` are kept: `rare_cuts.rs` then knows the run is of no use.
@@ -192,6 +193,7 @@ impl<S: Symbol> Trainer<S> {
         progress: &mut Progress<'_>,
     ) -> Result<(Vec<Merge>, Stop), Error> {
         let mut increased: Vec<(S, S)> = Vec::new();
+        let mut gathered = Vec::new();
         let mut merges: Vec<Merge> = Vec::with_capacity(num_merges);
         let mut last_report = Instant::now();
         let report_every = Duration::from_millis(100);
@@ -237,11 +239,16 @@ impl<S: Symbol> Trainer<S> {
             let (ab, bb) = (self.syms.get(a.id()), self.syms.get(b.id()));
             let merged = [ab, bb].concat();
             merges.push((ab.to_vec(), bb.to_vec()));
+            let symbols_before = self.syms.bytes.len();
             let new = S::from_id(self.syms.intern(merged));
+            let fresh = self.syms.bytes.len() > symbols_before;
             if let Some(ends) = &mut self.ends {
                 let e = (ends[a.id()].0, ends[b.id()].1);
+                // A rebuilt symbol fails the run: from other ends it breaks the bound of
+                // `rare_cuts.rs`; from the same ends it gains occurrences, so its pairs'
+                // counts rise again after pairs below the threshold were dropped.
                 match ends.get(new.id()) {
-                    Some(&old) => self.ambiguous |= old != e,
+                    Some(_) => self.ambiguous = true,
                     None => ends.push(e),
                 }
             }
@@ -253,7 +260,17 @@ impl<S: Symbol> Trainer<S> {
                     self.pretokens_with(top.pair)
                 }
             };
-            self.rewrite(&pretokens_with_pair, top.pair, new, &mut increased);
+            if fresh {
+                let mut gained = Gained::Gathered(&mut gathered);
+                self.rewrite(&pretokens_with_pair, top.pair, new, &mut gained);
+                self.counts.remove(&top.pair);
+                // A pair's count rises only in the merge that makes one of its symbols: one
+                // counted below `give_up_below` now stays below it, and is never merged.
+                self.count_gained(&mut gathered, self.give_up_below.max(1));
+                continue;
+            }
+            let mut gained = Gained::Counted(&mut increased);
+            self.rewrite(&pretokens_with_pair, top.pair, new, &mut gained);
             // The merged pair is gone everywhere: drop it (its count was never decremented).
             self.counts.remove(&top.pair);
 
