@@ -27,6 +27,7 @@ from bytepair import _core, corpus_check, extend, patterns, sample, special, sup
 from bytepair import compat as compat_mode
 from bytepair import documents as corpus_docs
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
+from bytepair.formats.tokenizer_data import TokenizerData
 from bytepair.progress import Bar, wanted
 from bytepair.shards import Shard
 from bytepair.tokenizer import Tokenizer
@@ -157,7 +158,13 @@ def train(
             corpus = superbpe.reusable(files_or_texts)
             # Stage 1 cuts the special tokens out but holds none: they take the last ids.
             subwords, _ = learn(corpus, t + len(special_tokens), special_tokens, pattern)
-            stage1 = Tokenizer(build_vocab(subwords, []), subwords, pattern=pattern)
+            # The trainer's own merges need none of the checks a given vocab gets (0.3 s
+            # at 180,000 tokens).
+            stage1 = Tokenizer.from_data(
+                TokenizerData(
+                    build_vocab(subwords), subwords, {}, patterns.resolve(pattern), is_checked=True
+                )
+            )
             more, drawn = learn(corpus, vocab_size, special_tokens, superword, base=stage1)
             tok = _tokenizer([*subwords, *more], special_tokens, superword)
     tok.training_report = TrainingReport(

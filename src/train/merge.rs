@@ -133,8 +133,31 @@ pub(super) enum Gained<'a, S> {
     /// Counted and listed at once (the merged symbol existed already, so its pairs may be
     /// counted and listed already); every pair whose count rose is noted.
     Counted(&'a mut Vec<(S, S)>),
-    /// Gathered as `(pair, pre-token, count)`, for [`Trainer::count_gained`].
-    Gathered(&'a mut Vec<((S, S), u32, u64)>),
+    /// Gathered as `(key, pre-token, count)` for [`Trainer::count_gained`], where the key
+    /// says which pair of the new symbol (see [`gained_key`]).
+    Gathered(S, &'a mut Vec<(u32, u32, u64)>),
+}
+
+/// A pair of the new symbol `new` as a number below twice the number of symbols: `2x` for
+/// `(x, new)` (`(new, new)` included), `2y + 1` for `(new, y)`.
+#[inline]
+fn gained_key<S: Symbol>(new: S, (x, y): (S, S)) -> u32 {
+    if y == new {
+        2 * x.id() as u32
+    } else {
+        2 * y.id() as u32 + 1
+    }
+}
+
+/// The pair of a [`gained_key`].
+#[inline]
+fn gained_pair<S: Symbol>(new: S, key: u32) -> (S, S) {
+    let other = S::from_id(key / 2);
+    if key & 1 == 0 {
+        (other, new)
+    } else {
+        (new, other)
+    }
 }
 
 impl<S: Symbol> Gained<'_, S> {
@@ -149,7 +172,7 @@ impl<S: Symbol> Gained<'_, S> {
         wi: u32,
     ) {
         match self {
-            Gained::Gathered(gathered) => gathered.push((pair, wi, c)),
+            Gained::Gathered(new, gathered) => gathered.push((gained_key(*new, pair), wi, c)),
             Gained::Counted(increased) => {
                 if counts.add(pair, c) {
                     // First seen in this merge, which visits all its pre-tokens: its list is
@@ -166,26 +189,68 @@ impl<S: Symbol> Gained<'_, S> {
     }
 }
 
+/// A listed pair's sum in [`Trainer::count_gained`].
+const LISTED: u64 = u64::MAX;
+
 impl<S: Symbol> Trainer<S> {
-    /// Counts the pairs a merge of a new symbol gathered (all new, all final): a pair below
-    /// `keep_from` is dropped; one at the floor or above is listed and queued.
-    pub(super) fn count_gained(&mut self, gathered: &mut Vec<((S, S), u32, u64)>, keep_from: u64) {
-        gathered.sort_unstable_by_key(|&(pair, wi, _)| (pair, wi));
-        for group in gathered.chunk_by(|x, y| x.0 == y.0) {
-            let pair = group[0].0;
-            let count: u64 = group.iter().map(|&(_, _, c)| c).sum();
+    /// Counts the pairs the merge that made the new symbol `new` gathered (all new, all
+    /// final), summed in an array by key (a sort of the occurrences took 6% of SuperBPE's
+    /// time): a pair below `keep_from` is dropped; one at the floor or above is listed and
+    /// queued.
+    pub(super) fn count_gained(
+        &mut self,
+        new: S,
+        gathered: &mut Vec<(u32, u32, u64)>,
+        keep_from: u64,
+    ) {
+        let sums = &mut self.gained_sums;
+        if sums.len() < 2 * self.syms.bytes.len() {
+            sums.resize(2 * self.syms.bytes.len(), 0);
+        }
+        let touched = &mut self.gained_touched;
+        for &(key, _, c) in gathered.iter() {
+            let sum = &mut sums[key as usize];
+            if *sum == 0 {
+                touched.push(key);
+            }
+            *sum += c;
+        }
+        let mut listed = false;
+        for &key in touched.iter() {
+            let count = sums[key as usize];
             if count < keep_from {
+                sums[key as usize] = 0;
                 continue;
             }
+            let pair = gained_pair(new, key);
             self.counts.add(pair, count);
             if count >= self.floor {
-                let mut list: Vec<u32> = group.iter().map(|&(_, wi, _)| wi).collect();
-                list.dedup();
-                self.lists.insert(pair, list);
+                self.lists.insert(pair, Vec::new());
                 self.heap
                     .push(Entry::new(count, pair, &self.syms), &self.syms);
+                sums[key as usize] = LISTED;
+                listed = true;
+            } else {
+                sums[key as usize] = 0;
             }
         }
+        if listed {
+            for &(key, wi, _) in gathered.iter() {
+                if sums[key as usize] == LISTED {
+                    let list = self
+                        .lists
+                        .get_mut(&gained_pair(new, key))
+                        .expect("listed pair");
+                    if list.last() != Some(&wi) {
+                        list.push(wi);
+                    }
+                }
+            }
+            for &key in touched.iter() {
+                sums[key as usize] = 0;
+            }
+        }
+        touched.clear();
         gathered.clear();
     }
 }

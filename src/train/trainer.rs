@@ -90,6 +90,10 @@ pub(super) struct Trainer<S: Symbol> {
     /// when `ends` are kept: `rare_cuts.rs` then knows the run is of no use.
     pub(super) give_up_below: u64,
     pub(super) gave_up: bool,
+    /// [`Trainer::count_gained`]'s sums by pair key (zero between merges), and the keys it
+    /// set.
+    pub(super) gained_sums: Vec<u64>,
+    pub(super) gained_touched: Vec<u32>,
 }
 
 /// Whether pair `(x, y)` is counted: always, unless a maximum token length
@@ -179,6 +183,8 @@ impl<S: Symbol> Trainer<S> {
             ambiguous: false,
             give_up_below: 0,
             gave_up: false,
+            gained_sums: Vec::new(),
+            gained_touched: Vec::new(),
         }
     }
 
@@ -261,12 +267,12 @@ impl<S: Symbol> Trainer<S> {
                 }
             };
             if fresh {
-                let mut gained = Gained::Gathered(&mut gathered);
+                let mut gained = Gained::Gathered(new, &mut gathered);
                 self.rewrite(&pretokens_with_pair, top.pair, new, &mut gained);
                 self.counts.remove(&top.pair);
                 // A pair's count rises only in the merge that makes one of its symbols: one
                 // counted below `give_up_below` now stays below it, and is never merged.
-                self.count_gained(&mut gathered, self.give_up_below.max(1));
+                self.count_gained(new, &mut gathered, self.give_up_below.max(1));
                 continue;
             }
             let mut gained = Gained::Counted(&mut increased);
