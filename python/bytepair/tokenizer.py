@@ -436,8 +436,9 @@ class Tokenizer:
         ``encode_bytes``, and a character may be split between chunks).
 
         The ids are exactly those of encoding the concatenated text: the core keeps only the
-        text after the last point where the pattern provably splits (a space or a newline
-        between visible characters, see ``docs/design.md``), so memory stays flat however long
+        text after the last point where the pattern provably splits (for the built-in
+        patterns a space or a newline between visible characters, for ``superword`` an ASCII
+        digit next to an ASCII non-digit; see ``docs/design.md``), so memory stays flat however long
         the stream. It starts no threads. A custom pattern has no provable cut points, so its
         text is held until the end.
 

@@ -271,17 +271,8 @@ pub(crate) mod tests {
             );
         }
         text.extend_from_slice(b"\xff\xfe");
-        for pattern in [
-            "gpt2",
-            "cl100k",
-            "o200k",
-            "llama3",
-            "qwen2",
-            "qwen3.5",
-            "tekken",
-            "superword",
-            r"\w+|\s+|[^\w\s]+",
-        ] {
+        let custom = [r"\w+|\s+|[^\w\s]+"];
+        for pattern in crate::split::differential::hand_written().chain(custom) {
             for specials in [vec![], vec!["<|endoftext|>"], vec!["<|endoftext|>", "doc"]] {
                 let whole = Counter::new(pattern, &specials, Some(2), None).unwrap();
                 let want = serial(&whole, &text);

@@ -71,16 +71,7 @@ mod tests {
         for _ in 0..20_000 {
             text.extend_from_slice(parts[rng.below(parts.len())]);
         }
-        for pattern in [
-            "gpt2",
-            "cl100k",
-            "o200k",
-            "llama3",
-            "qwen2",
-            "qwen3.5",
-            "tekken",
-            "superword",
-        ] {
+        for pattern in crate::split::differential::hand_written() {
             let enc = bytes_encoder(pattern, &[]);
             let splitter = crate::split::Splitter::new(pattern).unwrap();
             let whole = splitter.split(&text);

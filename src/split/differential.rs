@@ -23,13 +23,27 @@ pub(crate) const BUILT_IN: [&str; 8] = [
     "gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5", "tekken", "deepseek",
 ];
 
-/// For each pattern with a hand-written splitter (the built-in ones and `superword`): its
-/// name, the hand-written splitter and the fancy-regex splits it stands for (one regex, or
+/// The patterns with a hand-written splitter: the built-in ones and `superword`.
+pub(crate) fn hand_written() -> impl Iterator<Item = &'static str> {
+    BUILT_IN.into_iter().chain(["superword"])
+}
+
+/// A text's pieces, one `piece_end` after another (a hand-written splitter's own loop).
+pub(crate) fn pieces(text: &str, piece_end: fn(&[u8], usize) -> usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let end = piece_end(text.as_bytes(), i);
+        out.push(&text[i..end]);
+        i = end;
+    }
+    out
+}
+
+/// For each pattern with a hand-written splitter (see [`hand_written`]): its name, the hand-written splitter and the fancy-regex splits it stands for (one regex, or
 /// DeepSeek's three in turn).
 static SPLITTERS: LazyLock<Vec<(&str, Splitter, Vec<Splitter>)>> = LazyLock::new(|| {
-    BUILT_IN
-        .into_iter()
-        .chain(["superword"])
+    hand_written()
         .map(|name| {
             let fast = Splitter::new(name).unwrap();
             assert!(fast.is_hand_written(), "{name} runs fancy-regex");

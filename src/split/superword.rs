@@ -111,14 +111,7 @@ mod tests {
     use super::*;
 
     fn pieces(text: &str) -> Vec<&str> {
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < text.len() {
-            let end = piece_end(text.as_bytes(), i);
-            out.push(&text[i..end]);
-            i = end;
-        }
-        out
+        crate::split::differential::pieces(text, piece_end)
     }
 
     #[test]
