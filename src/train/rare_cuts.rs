@@ -174,12 +174,24 @@ impl PairBounds {
         (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::LOG_BUCKETS)) as usize
     }
 
-    #[inline]
+    #[cfg(test)]
     fn bound(&self, a: u32, b: u32) -> u64 {
         match self.buckets[Self::bucket(a, b)] {
             u32::MAX => u64::MAX,
             c => c as u64,
         }
+    }
+
+    /// The buckets bounded below `tau`, a bit each: 128 KB, where the counts take 4 MB, so
+    /// that the cut's look-up of every pair stays in L2.
+    fn below(&self, tau: u64) -> Below {
+        let mut bits = vec![0u64; self.buckets.len().div_ceil(64)];
+        for (i, &c) in self.buckets.iter().enumerate() {
+            if (c as u64) < tau && c != u32::MAX {
+                bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Below(bits)
     }
 
     /// The first threshold: the `PAIRS_PER_MERGE * num_merges`-th highest bound (a run fails
@@ -192,6 +204,17 @@ impl PairBounds {
         }
         counts.select_nth_unstable_by(k, |a, b| b.cmp(a));
         counts[k] as u64
+    }
+}
+
+/// [`PairBounds::below`]: whether a pair's bound is below the threshold.
+struct Below(Vec<u64>);
+
+impl Below {
+    #[inline]
+    fn holds(&self, a: u32, b: u32) -> bool {
+        let i = PairBounds::bucket(a, b);
+        self.0[i / 64] & (1 << (i % 64)) != 0
     }
 }
 
@@ -220,6 +243,7 @@ const SHORT_PIECE: usize = 4;
 /// The pre-tokens cut between every pair bounded below `tau`: equal short pieces counted as
 /// one, long ones as they come (see [`SHORT_PIECE`]); on all cores.
 fn cut<'a>(pretokens: &'a Encoded, bounds: &PairBounds, tau: u64) -> Vec<(Piece<'a>, u64)> {
+    let below = bounds.below(tau);
     // Four shares a core: a busy core's share is taken up by the others.
     let share = pretokens
         .len()
@@ -233,7 +257,7 @@ fn cut<'a>(pretokens: &'a Encoded, bounds: &PairBounds, tau: u64) -> Vec<(Piece<
             for (w, c) in part {
                 let mut start = 0;
                 for i in 1..=w.len() {
-                    if i == w.len() || bounds.bound(w[i - 1], w[i]) < tau {
+                    if i == w.len() || below.holds(w[i - 1], w[i]) {
                         match &w[start..i] {
                             [] | [_] => {}
                             p if p.len() <= SHORT_PIECE && !p.contains(&u32::MAX) => {
