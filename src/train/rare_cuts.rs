@@ -37,6 +37,9 @@ const LONG: u64 = 4;
 /// English 31 and 56. At 2 the threshold there is 62, and the run fails at merge 18,334.
 const PAIRS_PER_MERGE: usize = 4;
 
+/// The trainer's floor divisor (see `FLOOR_DIVISOR`) in a cut run.
+const ATTEMPT_FLOOR_DIVISOR: u64 = 64;
+
 /// Learns up to `num_merges` merges from `pretokens` as [`Trainer::encoded`] would, cutting
 /// long pre-tokens first when that is proven to change nothing (see the module).
 pub(super) fn train<S: Symbol>(
@@ -85,6 +88,10 @@ fn attempt<S: Symbol>(
     // A merge below tau, or an ambiguous symbol, fails the run: stop there. A run that does
     // not give up made every merge at tau or more; only its last merge may be ambiguous.
     t.give_up_below = tau;
+    // The floor never goes below tau, so fewer refills reach it: SuperBPE from 180,000 to
+    // 200,000 tokens on 100 MB of English refills twice instead of six times (0.46 s
+    // against 0.61 s of passes over the pieces).
+    t.divisor = ATTEMPT_FLOOR_DIVISOR;
     let (merges, stop) = t.run(num_merges, progress)?;
     // Stopping early for want of pairs is the whole run's stop too only if no cut pair
     // could have reached min_frequency.

@@ -20,12 +20,13 @@ impl<S: Symbol> Trainer<S> {
         found
     }
 
-    /// The heap is empty, so every pair has count < `floor`: lowers the floor to a quarter
-    /// of the highest count (not below `min_frequency`), queues the pairs at or above it
-    /// and lists their pre-tokens, in one pass that also compacts the arena (merges shrink
-    /// pre-tokens in place; 1 GB of mixed corpora: 39M symbols at the start, 24M after 2,000
-    /// merges) and drops pre-tokens left with one symbol. `false` when no pair reaches
-    /// `min_frequency`.
+    /// The heap is empty, so every pair has count < `floor`: lowers the floor to the highest
+    /// count / `divisor` (not below `min_frequency`, nor below `give_up_below`, where a run
+    /// gives up), queues the pairs at or above it and lists their pre-tokens, in one pass
+    /// that also compacts the arena (merges shrink pre-tokens in place; 1 GB of mixed
+    /// corpora: 39M symbols at the start, 24M after 2,000 merges) and drops pre-tokens left
+    /// with one symbol. `false` when no pair reaches `min_frequency` (or `give_up_below`:
+    /// the run gives up).
     pub(super) fn refill(&mut self) -> bool {
         let Some(highest) = self.counts.iter().map(|(_, c)| c).max() else {
             return false;
@@ -33,7 +34,13 @@ impl<S: Symbol> Trainer<S> {
         if highest < self.min_frequency {
             return false;
         }
-        self.floor = (highest / self.divisor).max(self.min_frequency);
+        if highest < self.give_up_below {
+            self.gave_up = true;
+            return false;
+        }
+        self.floor = (highest / self.divisor)
+            .max(self.min_frequency)
+            .max(self.give_up_below);
         let floor = self.floor;
         let entries: Vec<Entry<S>> = self
             .counts
