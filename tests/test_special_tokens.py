@@ -135,6 +135,28 @@ def test_duplicate_special_tokens_are_refused(specials):
         bytepair.Tokenizer(vocab, [], special_tokens=specials)
 
 
+def test_a_policy_set_changed_between_calls_is_read_again():
+    # Policies are kept per argument pair; a set is mutable, so the one passed is read on
+    # every call (oracle: tiktoken with the set as it is at that call).
+    specials = {"<a>": 256, "<b>": 257}
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=specials)
+    enc = tiktoken.Encoding(
+        "t",
+        pat_str=tok.pattern,
+        mergeable_ranks={bytes([i]): i for i in range(256)},
+        special_tokens=specials,
+    )
+    text = "x<a>y<b>"
+    allowed = {"<a>"}
+    with pytest.raises(DisallowedSpecialError, match="<b>"):
+        tok.encode(text, allowed_special=allowed)
+    allowed.add("<b>")
+    assert tok.encode(text, allowed_special=allowed) == enc.encode(text, allowed_special=allowed)
+    for frozen in [frozenset({"<a>"}), "all", frozenset({"<a>"}), "all"]:
+        want = enc.encode(text, allowed_special=frozen, disallowed_special=())
+        assert tok.encode(text, allowed_special=frozen, disallowed_special=()) == want
+
+
 def test_alternating_partial_policies_match_only_their_own_tokens():
     # The core keeps the matcher of the last partial policy: a policy that changes between
     # calls must still match exactly its own tokens (oracle: tiktoken with the same sets).

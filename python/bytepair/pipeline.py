@@ -627,6 +627,7 @@ class Runner:
         self.core = core
         added = pipeline.added_tokens
         self.always = frozenset(t.content for t in added if not t.special)
+        self._last_union: tuple[frozenset[str], frozenset[str]] | None = None
         self.specials = frozenset(t.content for t in added if t.special)
         self.special_ids = frozenset(t.id for t in added if t.special)
         norm = pipeline.normalizers
@@ -691,6 +692,16 @@ class Runner:
         """Whether the core alone encodes ``text`` exactly as the pipeline does."""
         return self.fast and self.identity(text)
 
+    def _with_always(self, allowed: frozenset[str]) -> frozenset[str]:
+        """``allowed`` and the added tokens HF always matches; the last union is kept (a
+        tokenizer's policy sets are its own, so one set is met again and again)."""
+        last = self._last_union
+        if last is not None and last[0] is allowed:
+            return last[1]
+        union = allowed | self.always
+        self._last_union = (allowed, union)
+        return union
+
     def _may_hold_added(self, text: str) -> bool:
         """False when no added token can occur in ``text`` (see ``_heads``). Looks up the
         characters after each first character of a head: 1 us a document of zh-prose, where
@@ -715,16 +726,15 @@ class Runner:
             hint = "; for bytes, call encode_bytes" if isinstance(text, (bytes, bytearray)) else ""
             raise TypeError(f"expected a str to encode, got {type(text).__name__}{hint}")
         text = valid_text(text)
-        allowed = allowed | self.always
         if self.core_path(text):
             if self._may_hold_added(text):
-                ids = self.core.encode(text, allowed, disallowed)
+                ids = self.core.encode(text, self._with_always(allowed), disallowed)
             else:  # no added token in the text: no policy to pass and read
                 ids = self.core.encode_ordinary(text)
         else:
             if disallowed:
                 _check_disallowed(text, disallowed)
-            ids = self._encode_pieces(text, allowed)
+            ids = self._encode_pieces(text, self._with_always(allowed))
         if add_special_tokens and self._template is not None:
             ids = self._template.apply(ids)
         return ids
@@ -744,7 +754,7 @@ class Runner:
             held = [t for t, m in zip(texts, may_hold, strict=True) if m]
             free = [t for t, m in zip(texts, may_hold, strict=True) if not m]
             encode = self.core.encode_batch
-            with_policy = iter(encode(held, allowed | self.always, disallowed, threads))
+            with_policy = iter(encode(held, self._with_always(allowed), disallowed, threads))
             without = iter(encode(free, frozenset(), frozenset(), threads))
             out = [next(with_policy if m else without) for m in may_hold]
             if add_special_tokens and self._template is not None:
