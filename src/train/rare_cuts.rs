@@ -87,6 +87,9 @@ fn attempt<S: Symbol>(
     t.cut_at_dropped_pairs();
     // A merge below tau, or an ambiguous symbol, fails the run: stop there. A run that does
     // not give up made every merge at tau or more; only its last merge may be ambiguous.
+    // Likewise the pairs a merge creates: their counts rise only in the merge that makes
+    // one of their symbols (or in a rebuild, which fails the run), so one counted below tau
+    // then is never merged, and the trainer drops it (`Trainer::count_gained`).
     t.give_up_below = tau;
     // The floor never goes below tau, so fewer refills reach it: SuperBPE from 180,000 to
     // 200,000 tokens on 100 MB of English refills twice instead of six times (0.46 s
