@@ -84,7 +84,7 @@ pub use stream::Stream;
 use bpe::SHORT;
 use chars::CharStart;
 use pair_table::PairTable;
-use pretoken::EncodeTiles;
+use pretoken::{many_multibyte, EncodeTiles, PrefetchTiles};
 use pretoken_cache::PretokenCache;
 
 /// Takes the ids of [`Encoder::encode_in_chunks`] so far and how many bytes they cover.
@@ -263,7 +263,12 @@ impl Encoder {
             cache: &mut cache,
             out,
         };
-        if self.splitter.with_piece_end(tiled).is_none() {
+        let done = if many_multibyte(text) {
+            self.splitter.with_piece_end(PrefetchTiles(tiled))
+        } else {
+            self.splitter.with_piece_end(tiled)
+        };
+        if done.is_none() {
             self.splitter.for_each(text, |pretoken| {
                 self.encode_pretoken(pretoken, &mut cache, out)
             });
