@@ -36,7 +36,8 @@
 //!   occur), with `filter.rs`, the Bloom filter of its pairs;
 //! - `pretoken_cache.rs`: the per-thread cache of short pre-tokens and their u128 key;
 //!   `long_pretoken_cache.rs`: the one of pre-tokens of 16-64 bytes, keyed by their bytes;
-//!   `pretoken.rs`: one pre-token's road through cache, whole-token tables and BPE;
+//!   `pretoken.rs`: one pre-token's road through cache, whole-token tables and BPE, and the
+//!   loops over a built-in splitter's pre-tokens (one prefetches cache sets ahead);
 //! - `special_policy.rs`: which special tokens are allowed, disallowed or plain text;
 //! - `offsets.rs`: tokens' byte spans and Python-string offsets;
 //! - `batch.rs`: many texts on a thread pool; `cut.rs`: where a text may be cut without

@@ -1,5 +1,7 @@
 //! Encoding one pre-token: the per-thread caches, then the whole-token tables, then BPE; and
-//! the loop that feeds a built-in splitter's pre-tokens to it.
+//! the loops that feed a built-in splitter's pre-tokens to it: the plain one, and for text
+//! of many multi-byte characters one that runs the splitter two pre-tokens ahead and
+//! prefetches their cache sets.
 
 use super::bpe::SHORT;
 use super::long_pretoken_cache::{LongPretokenCache, LONG_MAX};
