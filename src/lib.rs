@@ -18,6 +18,7 @@ pub mod byte_pair_set;
 pub mod count;
 pub mod encode;
 pub mod error;
+mod prefetch;
 pub mod pretoken_key;
 pub mod safe_cut;
 pub mod special;

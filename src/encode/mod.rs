@@ -36,7 +36,8 @@
 //!   occur), with `filter.rs`, the Bloom filter of its pairs;
 //! - `pretoken_cache.rs`: the per-thread cache of short pre-tokens and their u128 key;
 //!   `long_pretoken_cache.rs`: the one of pre-tokens of 16-64 bytes, keyed by their bytes;
-//!   `pretoken.rs`: one pre-token's road through cache, whole-token tables and BPE;
+//!   `pretoken.rs`: one pre-token's road through cache, whole-token tables and BPE, and the
+//!   loops over a built-in splitter's pre-tokens (one prefetches cache sets ahead);
 //! - `special_policy.rs`: which special tokens are allowed, disallowed or plain text;
 //! - `offsets.rs`: tokens' byte spans and Python-string offsets;
 //! - `batch.rs`: many texts on a thread pool; `cut.rs`: where a text may be cut without
@@ -84,7 +85,7 @@ pub use stream::Stream;
 use bpe::SHORT;
 use chars::CharStart;
 use pair_table::PairTable;
-use pretoken::EncodeTiles;
+use pretoken::{many_multibyte, EncodeTiles, PrefetchTiles};
 use pretoken_cache::PretokenCache;
 
 /// Takes the ids of [`Encoder::encode_in_chunks`] so far and how many bytes they cover.
@@ -263,7 +264,12 @@ impl Encoder {
             cache: &mut cache,
             out,
         };
-        if self.splitter.with_piece_end(tiled).is_none() {
+        let done = if many_multibyte(text) {
+            self.splitter.with_piece_end(PrefetchTiles(tiled))
+        } else {
+            self.splitter.with_piece_end(tiled)
+        };
+        if done.is_none() {
             self.splitter.for_each(text, |pretoken| {
                 self.encode_pretoken(pretoken, &mut cache, out)
             });

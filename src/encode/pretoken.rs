@@ -1,5 +1,7 @@
 //! Encoding one pre-token: the per-thread caches, then the whole-token tables, then BPE; and
-//! the loop that feeds a built-in splitter's pre-tokens to it.
+//! the loops that feed a built-in splitter's pre-tokens to it: the plain one, and for text
+//! of many multi-byte characters one that runs the splitter two pre-tokens ahead and
+//! prefetches their cache sets.
 
 use super::bpe::SHORT;
 use super::long_pretoken_cache::{LongPretokenCache, LONG_MAX};
@@ -199,6 +201,63 @@ impl TileLoop for EncodeTiles<'_> {
     }
 }
 
+/// [`EncodeTiles`] for text with many multi-byte characters (see [`many_multibyte`]): each
+/// pre-token is found two before it is encoded, and its cache set prefetched then. A
+/// function of its own: inlined next to the other loop, it made that one's work per
+/// pre-token longer (code, o200k: 4% more instructions).
+pub(super) struct PrefetchTiles<'a>(pub(super) EncodeTiles<'a>);
+
+impl TileLoop for PrefetchTiles<'_> {
+    type Output = ();
+    #[inline(never)]
+    fn run(self, pretoken_end: impl Fn(&[u8], usize) -> usize + Copy) {
+        let EncodeTiles {
+            encoder,
+            text,
+            cache,
+            out,
+        } = self.0;
+        // text[start..mid] is encoded while text[mid..end] waits.
+        let (mut start, mut mid, mut end) = (0, 0, 0);
+        loop {
+            let next = if end < text.len() {
+                let next = pretoken_end(text, end);
+                cache.prefetch_for(&text[end..next]);
+                next
+            } else if start == end {
+                return;
+            } else {
+                end
+            };
+            if start < mid {
+                encoder.encode_pretoken(&text[start..mid], cache, out);
+            }
+            (start, mid, end) = (mid, end, next);
+        }
+    }
+}
+
+/// Whether a quarter or more of the first [`HEAD`] bytes of `text` are in multi-byte
+/// characters. Such text has many distinct pre-tokens, whose cache sets are mostly not in L2,
+/// and prefetching them pays; in English or code most look-ups hit sets in L2 and the
+/// prefetch only costs. Eight bytes at a time (a byte-wise count was 4% of the instructions
+/// of encoding code under o200k).
+#[inline]
+pub(super) fn many_multibyte(text: &[u8]) -> bool {
+    let head = &text[..text.len().min(HEAD)];
+    let words = head.chunks_exact(8);
+    let rest = words.remainder().iter().filter(|&&b| b >= 0x80).count();
+    // Each byte lane counts at most HEAD / 8 = 16 high bits, so the lanes never carry.
+    let lanes: u64 = words
+        .map(|w| (u64::from_le_bytes(w.try_into().expect("8 bytes")) >> 7) & 0x0101_0101_0101_0101)
+        .sum();
+    let high = (lanes.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize + rest;
+    high * 4 >= head.len()
+}
+
+/// How much of a text [`many_multibyte`] looks at.
+const HEAD: usize = 128;
+
 #[cfg(test)]
 mod tests {
     use crate::encode::test_vocab::merges_encoder;
@@ -247,5 +306,70 @@ mod tests {
         for s in ["中文", "éé", "中文中文中文"] {
             assert_eq!(enc.encode_ordinary(s.as_bytes()), bytes(s), "{s}");
         }
+    }
+
+    #[test]
+    fn many_multibyte_counts_the_high_bytes_of_the_head() {
+        use super::{many_multibyte, HEAD};
+        for n in [0, 1, 7, 8, 9, 100, HEAD, HEAD + 1, 1000] {
+            for high in 0..=n.min(HEAD) {
+                let mut text = vec![b'a'; n];
+                // The high bytes spread over the head, words and remainder alike.
+                for k in 0..high {
+                    text[k * n.min(HEAD) / high.max(1)] = 0xC3;
+                }
+                let head = n.min(HEAD);
+                assert_eq!(many_multibyte(&text), high * 4 >= head, "{n} {high}");
+            }
+        }
+    }
+
+    /// The loop that prefetches (taken for text of many multi-byte characters) encodes each
+    /// pre-token once, in order, to its end: the same ids as plain BPE of each pre-token,
+    /// for texts of zero to many pre-tokens, through cache misses and hits.
+    #[test]
+    fn the_prefetching_loop_encodes_every_pretoken_in_order() {
+        use crate::split::Splitter;
+        use crate::test_rng::Lcg;
+        let enc = merges_encoder(
+            &[("é", "é"), ("a", "é"), (" ", "é"), ("ч", "т"), ("éé", "a")],
+            &[
+                (300, "éé"),
+                (301, "aé"),
+                (302, " é"),
+                (303, "чт"),
+                (304, "ééa"),
+            ],
+        );
+        let enc = Encoder {
+            splitter: Splitter::new("o200k").unwrap(),
+            ..enc
+        };
+        let words = [
+            "é", "éé", " éé", "aé", "чт", " чтé", "ééaé", " a", "\n", "12", "!",
+        ];
+        let mut rng = Lcg(21);
+        let mut prefetched = 0;
+        for round in 0..300 {
+            let text: String = (0..round % 40)
+                .map(|_| words[rng.below(words.len())])
+                .collect();
+            let text = text.as_bytes();
+            prefetched += super::many_multibyte(text) as usize;
+            let mut want = Vec::new();
+            enc.splitter.for_each(text, |p| {
+                want.extend(super::super::test_vocab::plain_bpe(&enc, p))
+            });
+            assert_eq!(
+                enc.encode_ordinary(text),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        assert!(
+            prefetched > 200,
+            "{prefetched} of 300 took the prefetching loop"
+        );
     }
 }

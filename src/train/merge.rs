@@ -12,6 +12,7 @@ use super::heap::Entry;
 use super::pair_counts::PairCounts;
 use super::symbols::Symbol;
 use super::trainer::{fits, pretoken_count, Trainer};
+use crate::prefetch::prefetch;
 use rustc_hash::FxHashMap;
 
 impl<S: Symbol> Trainer<S> {
@@ -97,18 +98,6 @@ impl<S: Symbol> Trainer<S> {
             }
         }
     }
-}
-
-/// Asks the CPU to start loading the cache line at `p` (a hint: never faults).
-#[inline(always)]
-pub(super) fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch is a hint; it never dereferences in a way that can fault.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[inline]
