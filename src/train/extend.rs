@@ -1,7 +1,6 @@
 //! Extending a tokenizer: training from pre-tokens already encoded as its tokens, from a
 //! base tokenizer's vocabulary and merges ([`Base`]).
 
-use super::merge::prefetch;
 use super::rare_cuts;
 use super::rules::{check_ids, Rules};
 use super::symbols::{Symbol, Symbols};
@@ -10,6 +9,7 @@ use super::{Merge, Stop};
 use crate::byte_pair_set::BytePairSet;
 use crate::count::PretokenCounts;
 use crate::encode::Encoder;
+use crate::prefetch::prefetch;
 use crate::{Error, Progress};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
