@@ -135,10 +135,8 @@ def test_duplicate_special_tokens_are_refused(specials):
         bytepair.Tokenizer(vocab, [], special_tokens=specials)
 
 
-def test_a_policy_set_changed_between_calls_is_read_again():
-    # Policies are kept per argument pair; a set is mutable, so the one passed is read on
-    # every call (oracle: tiktoken with the set as it is at that call).
-    specials = {"<a>": 256, "<b>": 257}
+def _bytes_with_specials(specials: dict[str, int]) -> tuple[Tokenizer, tiktoken.Encoding]:
+    """A byte-only tokenizer with these special tokens, and tiktoken's on the same ranks."""
     tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=specials)
     enc = tiktoken.Encoding(
         "t",
@@ -146,6 +144,13 @@ def test_a_policy_set_changed_between_calls_is_read_again():
         mergeable_ranks={bytes([i]): i for i in range(256)},
         special_tokens=specials,
     )
+    return tok, enc
+
+
+def test_a_policy_set_changed_between_calls_is_read_again():
+    # Policies are kept per argument pair; a set is mutable, so the one passed is read on
+    # every call (oracle: tiktoken with the set as it is at that call).
+    tok, enc = _bytes_with_specials({"<a>": 256, "<b>": 257})
     text = "x<a>y<b>"
     allowed = {"<a>"}
     with pytest.raises(DisallowedSpecialError, match="<b>"):
@@ -160,14 +165,7 @@ def test_a_policy_set_changed_between_calls_is_read_again():
 def test_alternating_partial_policies_match_only_their_own_tokens():
     # The core keeps the matcher of the last partial policy: a policy that changes between
     # calls must still match exactly its own tokens (oracle: tiktoken with the same sets).
-    specials = {"<a>": 256, "<b>": 257, "<c>": 258}
-    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=specials)
-    enc = tiktoken.Encoding(
-        "t",
-        pat_str=tok.pattern,
-        mergeable_ranks={bytes([i]): i for i in range(256)},
-        special_tokens=specials,
-    )
+    tok, enc = _bytes_with_specials({"<a>": 256, "<b>": 257, "<c>": 258})
     text = "x<a>y<b>z<c>"
     for allowed in [{"<a>"}, {"<b>", "<c>"}, {"<a>"}, {"<c>"}, {"<a>", "<b>"}, {"<a>"}]:
         want = enc.encode(text, allowed_special=allowed, disallowed_special=())
