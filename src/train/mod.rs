@@ -32,6 +32,7 @@ mod extend;
 mod heap;
 mod merge;
 mod pair_counts;
+mod piece_cache;
 mod rare_cuts;
 mod refill;
 mod rules;
