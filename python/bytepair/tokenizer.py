@@ -202,14 +202,13 @@ class Tokenizer:
         key = (allowed_special, disallowed_special)
         try:
             return self._policies[key]
-        except (KeyError, TypeError):  # TypeError: a set is no key
+        except KeyError:
             pass
+        except TypeError:  # a set is no key: read it again on every call
+            return special.policy(self._special_set, allowed_special, disallowed_special)
         got = special.policy(self._special_set, allowed_special, disallowed_special)
         if len(self._policies) < _POLICIES_KEPT:
-            try:
-                self._policies[key] = got
-            except TypeError:
-                pass
+            self._policies[key] = got
         return got
 
     def _policy(

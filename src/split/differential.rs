@@ -40,8 +40,9 @@ pub(crate) fn pieces(text: &str, piece_end: fn(&[u8], usize) -> usize) -> Vec<&s
     out
 }
 
-/// For each pattern with a hand-written splitter (see [`hand_written`]): its name, the hand-written splitter and the fancy-regex splits it stands for (one regex, or
-/// DeepSeek's three in turn).
+/// For each pattern with a hand-written splitter (see [`hand_written`]): its name, the
+/// hand-written splitter and the fancy-regex splits it stands for (one regex, or DeepSeek's
+/// three in turn).
 static SPLITTERS: LazyLock<Vec<(&str, Splitter, Vec<Splitter>)>> = LazyLock::new(|| {
     hand_written()
         .map(|name| {

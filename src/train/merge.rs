@@ -208,7 +208,6 @@ impl<S: Symbol> Trainer<S> {
         for &key in touched.iter() {
             let count = sums[key as usize];
             if count < keep_from {
-                sums[key as usize] = 0;
                 continue;
             }
             let pair = gained_pair(new, key);
@@ -219,8 +218,6 @@ impl<S: Symbol> Trainer<S> {
                     .push(Entry::new(count, pair, &self.syms), &self.syms);
                 sums[key as usize] = LISTED;
                 listed = true;
-            } else {
-                sums[key as usize] = 0;
             }
         }
         if listed {
@@ -235,9 +232,9 @@ impl<S: Symbol> Trainer<S> {
                     }
                 }
             }
-            for &key in touched.iter() {
-                sums[key as usize] = 0;
-            }
+        }
+        for &key in touched.iter() {
+            sums[key as usize] = 0;
         }
         touched.clear();
         gathered.clear();

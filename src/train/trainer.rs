@@ -266,19 +266,20 @@ impl<S: Symbol> Trainer<S> {
                     self.pretokens_with(top.pair)
                 }
             };
+            let mut gained = if fresh {
+                Gained::Gathered(new, &mut gathered)
+            } else {
+                Gained::Counted(&mut increased)
+            };
+            self.rewrite(&pretokens_with_pair, top.pair, new, &mut gained);
+            // The merged pair is gone everywhere: drop it (its count was never decremented).
+            self.counts.remove(&top.pair);
             if fresh {
-                let mut gained = Gained::Gathered(new, &mut gathered);
-                self.rewrite(&pretokens_with_pair, top.pair, new, &mut gained);
-                self.counts.remove(&top.pair);
                 // A pair's count rises only in the merge that makes one of its symbols: one
                 // counted below `give_up_below` now stays below it, and is never merged.
                 self.count_gained(new, &mut gathered, self.give_up_below.max(1));
                 continue;
             }
-            let mut gained = Gained::Counted(&mut increased);
-            self.rewrite(&pretokens_with_pair, top.pair, new, &mut gained);
-            // The merged pair is gone everywhere: drop it (its count was never decremented).
-            self.counts.remove(&top.pair);
 
             increased.sort_unstable();
             increased.dedup();
