@@ -2,10 +2,12 @@
 one run per corpus, side by side.
 
     python benches/superbpe.py [--mb 10] [--vocab 32000] [--transition 0.9] [--runs 3]
-        [--corpus en-prose ...]
+        [--corpus en-prose ...] [--file]
 
 Trains on the first MB of each shared corpus (``../shared/corpora``, documents cut at
-``<|endoftext|>``) and measures on the 1 MB after the training text.
+``<|endoftext|>``) and measures on the 1 MB after the training text. ``--file`` trains
+from that text written to a file (read in Rust, as ``bytepair train`` does) instead of
+from a str.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import lzma
 import statistics
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -46,19 +49,24 @@ def main() -> None:
     p.add_argument("--transition", type=float, default=0.9, help="t as a fraction of vocab")
     p.add_argument("--corpus", action="append", help="default: en-prose, zh-prose, code")
     p.add_argument("--runs", type=int, default=3, help="paired rounds: plain, then SuperBPE")
+    p.add_argument("--file", action="store_true", help="train from a file, not a str")
     args = p.parse_args()
     warnings.simplefilter("ignore", bytepair.errors.TrainingWarning)
     t = int(args.vocab * args.transition)
     print(
         f"vocab {args.vocab:,}, SuperBPE transition {t:,}, {args.mb} MB of training text, "
         f"{args.runs} paired rounds (medians of times and of the rounds' ratios of wall time "
-        "and of CPU time, all threads)"
+        f"and of CPU time, all threads), from {'a file' if args.file else 'a str'}"
     )
+    scratch = tempfile.TemporaryDirectory()
     for name in args.corpus or ["en-prose", "zh-prose", "code"]:
         train_text = text_of(name, 0, args.mb * 1_000_000)
         held = text_of(name, args.mb * 1_000_000, 1_000_000)
         nbytes = len(held.encode("utf-8"))
         docs = [train_text]
+        if args.file:
+            docs = Path(scratch.name) / f"{name}.txt"
+            docs.write_text(train_text, encoding="utf-8")
         rounds = []
         for _ in range(args.runs):
             plain, pw, pc = timed(bytepair.train, docs, args.vocab, [EOT], progress=False)

@@ -12,6 +12,7 @@ about 0.1 s.
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import glob
 import itertools
@@ -156,10 +157,9 @@ def train(
             t = superbpe.checked(superword_transition, vocab_size, special_tokens, compat, base)
             superword = patterns.resolve(superword_pattern or superbpe.SUPERWORD_PATTERN)
             corpus = superbpe.reusable(files_or_texts)
-            # Stage 1 cuts the special tokens out but holds none: they take the last ids.
-            subwords, _ = learn(corpus, t + len(special_tokens), special_tokens, pattern)
-            stage1 = _trained(build_vocab(subwords), subwords, [], pattern)
-            more, drawn = learn(corpus, vocab_size, special_tokens, superword, base=stage1)
+            subwords, more, drawn = _superbpe(
+                corpus, vocab_size, t, special_tokens, pattern, superword, learn.keywords
+            )
             tok = _tokenizer([*subwords, *more], special_tokens, superword)
     tok.training_report = TrainingReport(
         time.perf_counter() - start,
@@ -169,6 +169,33 @@ def train(
     )
     logger.info("%s", tok.training_report)
     return tok
+
+
+def _superbpe(corpus, vocab_size, transition, special_tokens, pattern, superword, options):
+    """SuperBPE's two stages (``bytepair.superbpe``): the merges of each, and stage 2's
+    sample; ``options`` are ``_learn``'s keywords. Stage 2 counts while stage 1 merges on
+    one core (100 MB of English at 200,000 tokens: 0.12 s of 4.6 s hidden)."""
+    min_frequency, threads = options["min_frequency"], options["threads"]
+    merging = functools.partial(
+        _merges_from_counts,
+        special_tokens=special_tokens,
+        min_frequency=min_frequency,
+        show=wanted(options["progress"]),
+        max_token_length=options["max_token_length"],
+    )
+    keys = ("threads", "progress", "documents", "compat", "text_field")
+    counting = functools.partial(_counting, corpus, special_tokens, **{k: options[k] for k in keys})
+    # Stage 1 cuts the special tokens out but holds none: they take the last ids.
+    first = transition + len(special_tokens)
+    _check_options(first, special_tokens, min_frequency, threads)
+    counts, _ = counting(pattern)()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        later = pool.submit(counting(superword))
+        subwords = merging(counts, first)
+        del counts
+        counts, drawn = later.result()
+    stage1 = _trained(build_vocab(subwords), subwords, [], pattern)
+    return subwords, merging(counts, vocab_size, base=stage1), drawn
 
 
 def _tokenizer(
@@ -255,10 +282,47 @@ def _learn(
     """The merges, and the sample of documents when ``documents`` is ``(sample_documents,
     seed, separator)``: then only the sampled documents are counted, each as a text."""
     _check_options(vocab_size, special_tokens, min_frequency, threads, base)
+    count = _counting(
+        files_or_texts,
+        special_tokens,
+        pattern,
+        threads,
+        progress,
+        documents,
+        compat,
+        base,
+        text_field=text_field,
+    )
+    counts, drawn = count()
+    merges = _merges_from_counts(
+        counts,
+        vocab_size,
+        special_tokens,
+        min_frequency,
+        wanted(progress),
+        compat=compat,
+        base=base,
+        max_token_length=max_token_length,
+    )
+    return merges, drawn
+
+
+def _counting(
+    files_or_texts,
+    special_tokens: list[str],
+    pattern: str,
+    threads: int | None,
+    progress: bool,
+    documents: tuple[int | None, int, str | None] | None = None,
+    compat: str = "cs336",
+    base: Tokenizer | None = None,
+    text_field: str = "text",
+):
+    """Checks the corpus now and returns the call that counts its pre-tokens: ``(counts,
+    sample)``, the sample as ``_learn`` says."""
     cut = [*(base.special_tokens if base is not None else ()), *special_tokens]
     cut = list(dict.fromkeys(cut)) if compat_mode.cuts_special_tokens(compat) else []
     counter = _counter(pattern, cut, threads)
-    counts = _core.PretokenCounts()
     show = wanted(progress)
     paths, texts = _sources(files_or_texts)
     # A list of texts has a known size, so its bar has an ETA; an iterator's has none.
@@ -271,11 +335,17 @@ def _learn(
     # The separator is cut out like a special token: its text is no surprise in the corpus.
     declared = [*(base.special_tokens if base is not None else ()), *special_tokens]
     cut_out = [*declared, *([documents[2]] if documents and documents[2] else [])]
-    # stacklevel 4: the warnings point at the caller of train() or train_bpe().
-    corpus_check.check_files(paths, cut_out, stacklevel=4)
+    # stacklevel 5: the warnings point at the caller of train() or train_bpe().
+    corpus_check.check_files(paths, cut_out, stacklevel=5)
     if texts is not None:
         first, texts = corpus_check.head(texts)
-        corpus_check.check(first, "the texts", cut_out, stacklevel=4)
+        corpus_check.check(first, "the texts", cut_out, stacklevel=5)
+    return functools.partial(_count, counter, paths, texts, text_total, documents, show)
+
+
+def _count(counter, paths, texts, text_total, documents, show):
+    """``_counting``'s count."""
+    counts = _core.PretokenCounts()
     drawn = None
     if documents is not None:
         n, seed, separator = documents
@@ -302,17 +372,7 @@ def _learn(
                 counter.count_texts(counts, chunk)
                 done += size
                 bar.update(done)
-    merges = _merges_from_counts(
-        counts,
-        vocab_size,
-        special_tokens,
-        min_frequency,
-        show,
-        compat=compat,
-        base=base,
-        max_token_length=max_token_length,
-    )
-    return merges, drawn
+    return counts, drawn
 
 
 def _whole_range(path: str, start: int, end: int) -> Shard:

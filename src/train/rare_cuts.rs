@@ -108,32 +108,59 @@ impl<S: Symbol> Trainer<S> {
     /// across it, by the module's argument with the exact counts as bounds (100 MB of English
     /// at 200,000 tokens: 16.9M symbols before, 16.0M after).
     fn cut_at_dropped_pairs(&mut self) {
-        let (mut out, mut meta, mut big_counts) = (0, Vec::new(), FxHashMap::default());
-        for (wi, m) in self.meta.iter().enumerate() {
-            let (first, end) = (m.start, m.start + m.len as usize);
-            let mut start = first;
-            for i in first + 1..=end {
-                if i < end && self.counts.get(&(self.arena[i - 1], self.arena[i])) > 0 {
-                    continue;
-                }
-                if i - start >= 2 {
-                    if m.count == BIG_COUNT {
-                        big_counts.insert(meta.len() as u32, self.big_counts[&(wi as u32)]);
+        // Four shares a core, each cut into its own arena, then joined: a look-up of every
+        // pair is most of the pass (100 MB of English: 0.29 s on one core).
+        let share = self
+            .meta
+            .len()
+            .div_ceil(4 * rayon::current_num_threads())
+            .max(1);
+        let (arena, counts, big) = (&self.arena, &self.counts, &self.big_counts);
+        type Part<S> = (Vec<S>, Vec<PretokenMeta>, Vec<(usize, u64)>);
+        let parts: Vec<Part<S>> = self
+            .meta
+            .par_chunks(share)
+            .enumerate()
+            .map(|(k, part)| {
+                let (mut syms, mut meta, mut bigs) = (Vec::new(), Vec::new(), Vec::new());
+                for (j, m) in part.iter().enumerate() {
+                    let w = &arena[m.start..m.start + m.len as usize];
+                    let mut start = 0;
+                    for i in 1..=w.len() {
+                        if i < w.len() && counts.get(&(w[i - 1], w[i])) > 0 {
+                            continue;
+                        }
+                        if i - start >= 2 {
+                            if m.count == BIG_COUNT {
+                                bigs.push((meta.len(), big[&((k * share + j) as u32)]));
+                            }
+                            meta.push(PretokenMeta {
+                                start: syms.len(),
+                                len: (i - start) as u32,
+                                ..*m
+                            });
+                            syms.extend_from_slice(&w[start..i]);
+                        }
+                        start = i;
                     }
-                    meta.push(PretokenMeta {
-                        start: out,
-                        len: (i - start) as u32,
-                        ..*m
-                    });
-                    self.arena.copy_within(start..i, out);
-                    out += i - start;
                 }
-                start = i;
-            }
+                (syms, meta, bigs)
+            })
+            .collect();
+        self.arena = Vec::new(); // freed before the joined one is allocated
+        let mut arena = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+        let mut meta = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
+        let mut big_counts = FxHashMap::default();
+        for (syms, part, bigs) in parts {
+            let (at, first) = (arena.len(), meta.len());
+            big_counts.extend(bigs.into_iter().map(|(i, c)| ((first + i) as u32, c)));
+            meta.extend(part.into_iter().map(|m| PretokenMeta {
+                start: at + m.start,
+                ..m
+            }));
+            arena.extend_from_slice(&syms);
         }
-        self.arena.truncate(out);
-        self.arena.shrink_to_fit();
-        (self.meta, self.big_counts) = (meta, big_counts);
+        (self.arena, self.meta, self.big_counts) = (arena, meta, big_counts);
     }
 }
 
