@@ -194,8 +194,7 @@ def _superbpe(corpus, vocab_size, transition, special_tokens, pattern, superword
         subwords = merging(counts, first)
         del counts
         counts, drawn = later.result()
-    stage1 = _trained(build_vocab(subwords), subwords, [], pattern)
-    return subwords, merging(counts, vocab_size, base=stage1), drawn
+    return subwords, merging(counts, vocab_size, stage1=subwords), drawn
 
 
 def _tokenizer(
@@ -413,12 +412,20 @@ def _merges_from_counts(
     compat: str = "cs336",
     base: Tokenizer | None = None,
     max_token_length: int | None = None,
+    stage1: list[Merge] | None = None,
 ) -> list[Merge]:
     """The merge loop over counted pre-tokens (a ``_core.PretokenCounts``), with its bar and
-    the early-stop warning: the same code after local counting and after ``engine="ray"``."""
+    the early-stop warning: the same code after local counting and after ``engine="ray"``.
+    ``stage1``: the merges of SuperBPE's first stage, which this extends as it would a base
+    (the core builds their encoder, for its one use)."""
+    encoder = None if base is None else base._encoder  # built already: not again
     if base is not None:
         wanted_new = extend.num_new_tokens(base, vocab_size, special_tokens)
         start = extend.start(base)
+    elif stage1 is not None:
+        vocab = build_vocab(stage1)
+        wanted_new = vocab_size - len(vocab) - len(special_tokens)
+        start = (list(vocab.items()), stage1)
     else:
         wanted_new = _num_merges(vocab_size, special_tokens)
         start = None
@@ -429,7 +436,6 @@ def _merges_from_counts(
     with Bar("merging", total=wanted_new, unit="merges", enabled=show) as bar:
         # consume: the merge loop builds its own pre-token table; freeing the counts' copy
         # keeps the peak down on big corpora.
-        encoder = None if base is None else base._encoder  # built already: not again
         merges = _core.train_merges(
             counts,
             wanted_new,

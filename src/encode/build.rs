@@ -17,13 +17,15 @@ use thread_local::ThreadLocal;
 /// Ids at or above this are refused: the decoder keeps a dense table indexed by id.
 const MAX_ID: usize = 1 << 26;
 
-/// [`Encoder::build`]: checks the vocab, then fills the tables.
+/// [`Encoder::build`]: checks the vocab, then fills the tables (BPE from whole characters
+/// only with `char_start`).
 pub(super) fn encoder(
     vocab: Vec<(TokenId, Vec<u8>)>,
     merges: Option<&[(Vec<u8>, Vec<u8>)]>,
     specials: Vec<(Vec<u8>, TokenId)>,
     pattern: &str,
     ignore_merges: bool,
+    char_start: bool,
 ) -> Result<Encoder, Error> {
     let splitter = Splitter::new(pattern)?;
     let cut_rule = splitter.cut_rule();
@@ -143,7 +145,9 @@ pub(super) fn encoder(
         .zip(&splits)
         .map(|((_, t), split)| t.len() == 1 || split.is_some())
         .collect();
-    enc.chars = CharStart::new(&enc, &vocab, &splits, &valid, merges);
+    if char_start {
+        enc.chars = CharStart::new(&enc, &vocab, &splits, &valid, merges);
+    }
     enc.monotone = enc.pairs.is_monotone();
     enc.stages = staged::Stages::new(&enc);
     let mut whole = FxHashMap::default();

@@ -182,7 +182,17 @@ impl Encoder {
         pattern: &str,
         ignore_merges: bool,
     ) -> Result<Self, Error> {
-        build::encoder(vocab, merges, specials, pattern, ignore_merges)
+        build::encoder(vocab, merges, specials, pattern, ignore_merges, true)
+    }
+
+    /// An encoder for [`Encoder::bpe_looked_up`] alone, without BPE from whole characters:
+    /// extending a tokenizer encodes each distinct piece of text once, and the tables of
+    /// that start (`chars`) took 0.11 s of a 0.24 s build at 180,000 merges.
+    pub(crate) fn for_pieces(
+        vocab: Vec<(TokenId, Vec<u8>)>,
+        merges: Option<&[(Vec<u8>, Vec<u8>)]>,
+    ) -> Result<Self, Error> {
+        build::encoder(vocab, merges, Vec::new(), "gpt2", false, false)
     }
 
     /// This encoder without BPE from whole characters (`on == false`), to compare the two

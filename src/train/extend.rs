@@ -108,7 +108,7 @@ impl Base {
         vocab: Vec<(u32, Vec<u8>)>,
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
     ) -> Result<Self, Error> {
-        let encoder = Encoder::new(vocab.clone(), merges, Vec::new(), "gpt2")?;
+        let encoder = Encoder::for_pieces(vocab.clone(), merges)?;
         Self::with_encoder(vocab, merges, Arc::new(encoder))
     }
 
