@@ -69,6 +69,8 @@ pub(super) fn encoder(
     }
 
     let mut pairs = PairTable::default();
+    // Merges mode: the pairs of the table (left, right, priority), for `CharStart`.
+    let mut merged = Vec::new();
     // Rank mode: filled below, in rank order, with each token's canonical merge.
     if let Some(merges) = merges {
         let mut ab = Vec::new();
@@ -86,7 +88,9 @@ pub(super) fn encoder(
                 continue;
             };
             // A repeated merge keeps its first (highest) priority.
-            pairs.insert_first(ia, ib, (prio as u32, iab));
+            if pairs.insert_first(ia, ib, (prio as u32, iab)) {
+                merged.push((ia, ib, prio as u32));
+            }
         }
     }
 
@@ -146,7 +150,8 @@ pub(super) fn encoder(
         .map(|((_, t), split)| t.len() == 1 || split.is_some())
         .collect();
     if char_start {
-        enc.chars = CharStart::new(&enc, &vocab, &splits, &valid, merges);
+        let merged = merges.is_some().then_some(merged.as_slice());
+        enc.chars = CharStart::new(&enc, &vocab, &splits, &valid, merged);
     }
     enc.monotone = enc.pairs.is_monotone();
     enc.stages = staged::Stages::new(&enc);

@@ -78,9 +78,16 @@ impl PairTable {
         self.map.iter().map(|(&k, &v)| (pair_of_key(k), v))
     }
 
-    /// Inserts unless the pair is there already (a repeated merge keeps its first priority).
-    pub(super) fn insert_first(&mut self, a: TokenId, b: TokenId, value: (u32, TokenId)) {
-        self.map.entry(pair_key(a, b)).or_insert(value);
+    /// Inserts unless the pair is there already (a repeated merge keeps its first priority);
+    /// whether it inserted.
+    pub(super) fn insert_first(&mut self, a: TokenId, b: TokenId, value: (u32, TokenId)) -> bool {
+        match self.map.entry(pair_key(a, b)) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(value);
+                true
+            }
+        }
     }
 }
 

@@ -10,14 +10,16 @@ use crate::TokenId;
 
 impl CharStart {
     /// `splits[i]` is vocab entry `i`'s last merge `(left, right, priority)` when it is a valid
-    /// multi-byte token; `valid[i]` whether it is valid. `None` if the table is not monotone at
-    /// characters (see the module docs).
+    /// multi-byte token; `valid[i]` whether it is valid; `merged` the pair table's entries
+    /// `(left, right, priority)` in merges mode (`None`: rank mode, where the table holds
+    /// exactly the splits). `None` if the table is not monotone at characters (see the
+    /// module docs).
     pub(in crate::encode) fn new(
         enc: &Encoder,
         vocab: &[(TokenId, Vec<u8>)],
         splits: &[Option<(TokenId, TokenId, u32)>],
         valid: &[bool],
-        merges: Option<&[(Vec<u8>, Vec<u8>)]>,
+        merged: Option<&[(TokenId, TokenId, u32)]>,
     ) -> Option<Self> {
         // The priority of the merge that makes each valid token (`LEAF` for single bytes,
         // `NONE` for tokens BPE never forms: pairs with such a part never merge).
@@ -30,11 +32,15 @@ impl CharStart {
                 _ => NONE,
             };
         }
-        // Whether each id is one whole multi-byte character (its `made` is then checked).
+        // Whether each id is one whole multi-byte character (its `made` is then checked), and
+        // whether its bytes are UTF-8 and ASCII: a pair of two texts, not both ASCII, goes in
+        // the filter.
         let mut character = vec![false; enc.vocab_size()];
+        let mut text = vec![(false, false); enc.vocab_size()];
         for (id, t) in vocab {
             if let Ok(s) = std::str::from_utf8(t) {
                 character[*id as usize] = t.len() > 1 && s.chars().nth(1).is_none();
+                text[*id as usize] = (true, t.is_ascii());
             }
         }
         let below = |part: TokenId, p: u32| {
@@ -45,54 +51,24 @@ impl CharStart {
             let (ma, mb) = (made[a as usize], made[b as usize]);
             ma == NONE || mb == NONE || (below(a, p) && below(b, p))
         };
-        match merges {
-            // Rank mode: the table holds exactly the canonical splits.
+        // Every entry of the pair table (rank mode: exactly the canonical splits).
+        let canonical: Vec<(TokenId, TokenId, u32)>;
+        let table = match merged {
+            Some(t) => t,
             None => {
-                if !splits.iter().flatten().all(|&(a, b, p)| monotone(a, b, p)) {
-                    return None;
-                }
+                canonical = splits.iter().flatten().copied().collect();
+                &canonical
             }
-            // Merges mode: every merge in the table (a repeated one keeps its first priority).
-            Some(merges) => {
-                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
-                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
-                for (p, (a, b)) in merges.iter().enumerate() {
-                    let (Some(&ia), Some(&ib)) = (ids.get(a.as_slice()), ids.get(b.as_slice()))
-                    else {
-                        continue;
-                    };
-                    let (q, _) = enc.pair(ia, ib);
-                    if q == p as u32 && !monotone(ia, ib, q) {
-                        return None;
-                    }
-                }
-            }
+        };
+        if !table.iter().all(|&(a, b, p)| monotone(a, b, p)) {
+            return None;
         }
-
-        // Every pair of the table (rank mode: exactly the canonical splits).
-        let table: Vec<(TokenId, TokenId)> = match merges {
-            None => splits.iter().flatten().map(|&(a, b, _)| (a, b)).collect(),
-            Some(merges) => {
-                let ids: rustc_hash::FxHashMap<&[u8], TokenId> =
-                    vocab.iter().map(|(id, t)| (t.as_slice(), *id)).collect();
-                merges
-                    .iter()
-                    .filter_map(|(a, b)| Some((*ids.get(a.as_slice())?, *ids.get(b.as_slice())?)))
-                    .filter(|&(a, b)| enc.pair(a, b).0 != NONE)
-                    .collect()
-            }
+        let kept = |&&(a, b, _): &&(TokenId, TokenId, u32)| {
+            let ((ua, aa), (ub, ab)) = (text[a as usize], text[b as usize]);
+            ua && ub && !(aa && ab)
         };
-        let text = |id: TokenId| {
-            let t = enc.token_bytes(id).expect("a pair's part is a token");
-            (std::str::from_utf8(t).is_ok(), t.is_ascii())
-        };
-        let filtered: Vec<(TokenId, TokenId)> = table
-            .into_iter()
-            .filter(|&(a, b)| {
-                let ((ua, aa), (ub, ab)) = (text(a), text(b));
-                ua && ub && !(aa && ab)
-            })
-            .collect();
+        let filtered: Vec<(TokenId, TokenId)> =
+            table.iter().filter(kept).map(|&(a, b, _)| (a, b)).collect();
         let filter = PairFilter::new(&filtered);
 
         let mut bmp = Box::new([NONE; 1 << 16]);
