@@ -52,24 +52,12 @@ impl<S: Symbol> Trainer<S> {
         pretokens: impl IntoIterator<Item = (W, u64)>,
         rules: &Rules,
     ) -> Result<Self, Error> {
-        let mut syms = Symbols::new(rules.ids.as_deref(), rules.reuse);
-        for (i, t) in tokens.into_iter().enumerate() {
-            if syms.ids.contains_key(t.as_slice()) {
-                return Err(Error::InvalidVocab {
-                    reason: format!("start token {t:?} is given twice"),
-                });
-            }
-            syms.push(t, rules.ids.as_ref().map(|ids| ids[256 + i]));
-        }
+        let syms = start_symbols(tokens, rules)?;
         let n = syms.bytes.len() as u32;
         let (mut arena, mut meta, mut big_counts) = (Vec::new(), Vec::new(), FxHashMap::default());
         for (w, c) in pretokens {
             let w = w.as_ref();
-            if let Some(&bad) = w.iter().find(|&&s| s >= n) {
-                return Err(Error::InvalidVocab {
-                    reason: format!("a pre-token holds symbol {bad}, but there are only {n}"),
-                });
-            }
+            check_symbols(w, n)?;
             if w.len() >= 2 && c > 0 {
                 if c >= BIG_COUNT as u64 {
                     big_counts.insert(meta.len() as u32, c);
@@ -83,6 +71,30 @@ impl<S: Symbol> Trainer<S> {
             }
         }
         Ok(Self::assemble(syms, arena, meta, big_counts, rules))
+    }
+}
+
+/// The trainer's start symbols: the 256 bytes, then `tokens` as symbols 256.. .
+pub(super) fn start_symbols(tokens: Vec<Vec<u8>>, rules: &Rules) -> Result<Symbols, Error> {
+    let mut syms = Symbols::new(rules.ids.as_deref(), rules.reuse);
+    for (i, t) in tokens.into_iter().enumerate() {
+        if syms.ids.contains_key(t.as_slice()) {
+            return Err(Error::InvalidVocab {
+                reason: format!("start token {t:?} is given twice"),
+            });
+        }
+        syms.push(t, rules.ids.as_ref().map(|ids| ids[256 + i]));
+    }
+    Ok(syms)
+}
+
+/// An error unless every symbol of `w` is one of the `n` start symbols.
+pub(super) fn check_symbols(w: &[u32], n: u32) -> Result<(), Error> {
+    match w.iter().find(|&&s| s >= n) {
+        Some(&bad) => Err(Error::InvalidVocab {
+            reason: format!("a pre-token holds symbol {bad}, but there are only {n}"),
+        }),
+        None => Ok(()),
     }
 }
 

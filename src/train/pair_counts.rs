@@ -96,20 +96,6 @@ impl<S: Symbol> PairCounts<S> {
         }
     }
 
-    /// Keeps only the pairs counted at least `least` times, in a table shrunk to them (a
-    /// table of all 355,000 pairs would stay that large, out of L2, for 66,000 kept).
-    pub(super) fn retain_at_least(&mut self, least: u64) {
-        let big = &self.big;
-        self.small.retain(|pair, n| match *n {
-            BIG_PAIR => big[pair] >= least,
-            n => n as u64 >= least,
-        });
-        let small = &self.small;
-        self.big.retain(|pair, _| small.contains_key(pair));
-        self.small.shrink_to_fit();
-        self.big.shrink_to_fit();
-    }
-
     pub(super) fn iter(&self) -> impl Iterator<Item = ((S, S), u64)> + '_ {
         self.small.iter().map(|(&pair, &n)| {
             let c = if n == BIG_PAIR {
@@ -149,22 +135,5 @@ mod tests {
         assert_eq!(pc.get(&q), 0);
         assert_eq!((pc.small.len(), pc.big.len()), (1, 0));
         assert_eq!(pc.sub(q, 1), None);
-    }
-
-    /// Pairs below the least count go, small and big alike; the others keep their counts.
-    #[test]
-    pub(super) fn retain_keeps_the_pairs_at_or_above_a_count() {
-        let mut pc = PairCounts::<u16>::default();
-        let big = u32::MAX as u64;
-        for (i, c) in [1, 5, 6, big + 1, 2 * big].into_iter().enumerate() {
-            pc.add((i as u16, 0), c);
-        }
-        pc.retain_at_least(6);
-        let mut all: Vec<_> = pc.iter().collect();
-        all.sort();
-        assert_eq!(all, vec![((2, 0), 6), ((3, 0), big + 1), ((4, 0), 2 * big)]);
-        pc.retain_at_least(2 * big);
-        assert_eq!(pc.iter().collect::<Vec<_>>(), vec![((4, 0), 2 * big)]);
-        assert_eq!(pc.big.len(), 1);
     }
 }

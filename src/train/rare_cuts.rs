@@ -17,12 +17,16 @@
 //! same way. A run whose every merge counted `tau` or more, with no ambiguous symbol, is the
 //! run on the whole pre-tokens; any other is rerun with a lower `tau`, and at last uncut.
 
+use super::extend::{check_symbols, start_symbols};
+use super::pair_counts::PairCounts;
 use super::symbols::Symbol;
-use super::trainer::{PretokenMeta, Trainer, BIG_COUNT};
+use super::trainer::{fits, Arena, PretokenMeta, Trainer, BIG_COUNT};
 use super::{Merge, Rules, Stop};
 use crate::{Error, Progress};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use thread_local::ThreadLocal;
 
 /// Pre-tokens of start symbols, with their counts.
 pub(super) type Encoded = Vec<(Vec<u32>, u64)>;
@@ -53,6 +57,10 @@ pub(super) fn train<S: Symbol>(
         (s + w.len() as u64 * c, n + c)
     });
     if symbols >= LONG * weight.max(1) {
+        let n = 256 + tokens.len() as u32;
+        for (w, _) in &pretokens {
+            check_symbols(w, n)?;
+        }
         let bounds = PairBounds::new(&pretokens);
         let mut tau = bounds.first_tau(num_merges);
         while tau > 1 {
@@ -75,16 +83,8 @@ fn attempt<S: Symbol>(
     rules: &Rules,
     progress: &mut Progress<'_>,
 ) -> Result<Option<(Vec<Merge>, Stop)>, Error> {
-    let pieces = cut(pretokens, bounds, tau);
-    let mut t = Trainer::<S>::encoded(tokens.to_vec(), pieces.iter().map(|(p, c)| (p, *c)), rules)?;
+    let mut t = cut_trainer::<S>(tokens, (pretokens, bounds, tau), rules)?;
     t.track_ends();
-    // A pair of start symbols below tau stays below it in a run that is kept: its count
-    // rises only if a merge rebuilds one of its symbols, and a start symbol rebuilt is a
-    // symbol with other ends, which fails the run. So it is never merged nor compared:
-    // dropped, it leaves a table small enough for the cache (100 MB of English at 200,000
-    // tokens: 66,000 of 355,000 pairs are kept).
-    t.counts.retain_at_least(tau);
-    t.cut_at_dropped_pairs();
     // A merge below tau, or an ambiguous symbol, fails the run: stop there. A run that does
     // not give up made every merge at tau or more; only its last merge may be ambiguous.
     // Likewise the pairs a merge creates: their counts rise only in the merge that makes
@@ -102,66 +102,70 @@ fn attempt<S: Symbol>(
     Ok((!t.gave_up && !t.ambiguous && complete).then_some((merges, stop)))
 }
 
-impl<S: Symbol> Trainer<S> {
-    /// Cuts the pre-tokens again where a pair is not counted (below `tau`, or too long for
-    /// `max_token_length`), now that the counts are exact: no merge of a kept run joins
-    /// across it, by the module's argument with the exact counts as bounds (100 MB of English
-    /// at 200,000 tokens: 16.9M symbols before, 16.0M after).
-    fn cut_at_dropped_pairs(&mut self) {
-        // Four shares a core, each cut into its own arena, then joined: a look-up of every
-        // pair is most of the pass (100 MB of English: 0.29 s on one core).
-        let share = self
-            .meta
-            .len()
-            .div_ceil(4 * rayon::current_num_threads())
-            .max(1);
-        let (arena, counts, big) = (&self.arena, &self.counts, &self.big_counts);
-        type Part<S> = (Vec<S>, Vec<PretokenMeta>, Vec<(usize, u64)>);
-        let parts: Vec<Part<S>> = self
-            .meta
-            .par_chunks(share)
-            .enumerate()
-            .map(|(k, part)| {
-                let (mut syms, mut meta, mut bigs) = (Vec::new(), Vec::new(), Vec::new());
-                for (j, m) in part.iter().enumerate() {
-                    let w = &arena[m.start..m.start + m.len as usize];
-                    let mut start = 0;
-                    for i in 1..=w.len() {
-                        if i < w.len() && counts.get(&(w[i - 1], w[i])) > 0 {
-                            continue;
-                        }
-                        if i - start >= 2 {
-                            if m.count == BIG_COUNT {
-                                bigs.push((meta.len(), big[&((k * share + j) as u32)]));
-                            }
-                            meta.push(PretokenMeta {
-                                start: syms.len(),
-                                len: (i - start) as u32,
-                                ..*m
-                            });
-                            syms.extend_from_slice(&w[start..i]);
-                        }
-                        start = i;
+/// The trainer of the pre-tokens cut between every pair of start symbols adjacent fewer
+/// than `tau` times (or not counted at all, see `Rules::max_token_length`), where no merge
+/// of a kept run joins (see the module).
+fn cut_trainer<S: Symbol>(
+    tokens: &[Vec<u8>],
+    (pretokens, bounds, tau): (&Encoded, &PairBounds, u64),
+    rules: &Rules,
+) -> Result<Trainer<S>, Error> {
+    let syms = start_symbols(tokens.to_vec(), rules)?;
+    let below = bounds.below(tau);
+    let max_len = rules.max_token_length.unwrap_or(usize::MAX);
+    let counted =
+        |a: u32, b: u32| !below.holds(a, b) && fits(&syms, max_len, S::from_id(a), S::from_id(b));
+    let counts = counts_at_least(pretokens, &counted, tau);
+    let arena = cut::<S>(pretokens, &below, &counts);
+    let mut pair_counts = PairCounts::default();
+    for ((a, b), c) in counts {
+        pair_counts.add((S::from_id(a), S::from_id(b)), c);
+    }
+    Ok(Trainer::with_counts(syms, arena, pair_counts, rules))
+}
+
+/// How often each pair of start symbols for which `counted` holds is adjacent in
+/// `pretokens`, for those adjacent `tau` times or more; one table per core, summed.
+///
+/// These are the pairs the trainer keeps: a pair adjacent fewer than `tau` times is never
+/// merged nor compared in a run that is kept (its count rises only if a merge rebuilds one
+/// of its symbols, and a start symbol rebuilt is a symbol with other ends, which fails the
+/// run), and a pair that is not counted (`max_token_length`) never is either. The bounds
+/// spare the table every pair they put below `tau` (100 MB of English at 200,000 tokens:
+/// 66,000 pairs kept of 355,000).
+fn counts_at_least(
+    pretokens: &Encoded,
+    counted: &(impl Fn(u32, u32) -> bool + Sync),
+    tau: u64,
+) -> FxHashMap<(u32, u32), u64> {
+    let share = pretokens
+        .len()
+        .div_ceil(rayon::current_num_threads())
+        .max(1);
+    let tables: Vec<FxHashMap<(u32, u32), u64>> = pretokens
+        .par_chunks(share)
+        .map(|part| {
+            let mut table = FxHashMap::default();
+            for (w, c) in part {
+                for p in w.windows(2) {
+                    if counted(p[0], p[1]) {
+                        *table.entry((p[0], p[1])).or_default() += c;
                     }
                 }
-                (syms, meta, bigs)
-            })
-            .collect();
-        self.arena = Vec::new(); // freed before the joined one is allocated
-        let mut arena = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-        let mut meta = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
-        let mut big_counts = FxHashMap::default();
-        for (syms, part, bigs) in parts {
-            let (at, first) = (arena.len(), meta.len());
-            big_counts.extend(bigs.into_iter().map(|(i, c)| ((first + i) as u32, c)));
-            meta.extend(part.into_iter().map(|m| PretokenMeta {
-                start: at + m.start,
-                ..m
-            }));
-            arena.extend_from_slice(&syms);
+            }
+            table
+        })
+        .collect();
+    let mut tables = tables.into_iter();
+    let mut counts = tables.next().unwrap_or_default();
+    for table in tables {
+        for (pair, c) in table {
+            *counts.entry(pair).or_default() += c;
         }
-        (self.arena, self.meta, self.big_counts) = (arena, meta, big_counts);
     }
+    counts.retain(|_, c| *c >= tau);
+    counts.shrink_to_fit();
+    counts
 }
 
 /// Upper bounds of `count0`, how often each pair of start symbols is adjacent: counts in
@@ -255,90 +259,184 @@ impl Below {
     }
 }
 
-/// A piece of a cut pre-token: up to [`SHORT_PIECE`] symbols held inline, or a longer one
-/// borrowed from its pre-token.
-pub(super) enum Piece<'a> {
-    Short([u32; SHORT_PIECE], u8),
-    Long(&'a [u32]),
-}
-
-impl AsRef<[u32]> for Piece<'_> {
-    fn as_ref(&self) -> &[u32] {
-        match self {
-            Piece::Short(s, n) => &s[..*n as usize],
-            Piece::Long(s) => s,
-        }
-    }
-}
-
 /// Pieces of at most this many symbols are counted as equal pieces; longer ones are kept as
 /// they come. 100 MB of English cut for SuperBPE from 180,000 to 200,000 tokens: pieces of
 /// 2-4 symbols occur 2.29M times as 1.1M distinct ones, pieces of 5 or more 1.62M times as
 /// 1.58M, so hashing them would save 1.5% of the trainer's symbols at a third of the cut's time.
 const SHORT_PIECE: usize = 4;
 
-/// The pre-tokens cut between every pair bounded below `tau`: equal short pieces counted as
-/// one, long ones as they come (see [`SHORT_PIECE`]); on all cores.
-fn cut<'a>(pretokens: &'a Encoded, bounds: &PairBounds, tau: u64) -> Vec<(Piece<'a>, u64)> {
-    let below = bounds.below(tau);
+/// The pre-tokens cut between every two symbols whose pair is not in `counts` (`below`
+/// answers first for most of those), as the trainer's arena: equal short pieces once, with
+/// their counts summed, on each core (see [`SHORT_PIECE`]). Written straight into the arena:
+/// pieces gathered first and copied into it cost 0.8 s of page faults and copies beside this
+/// pass's 0.3 s (100 MB of English at 200,000 tokens).
+fn cut<S: Symbol>(
+    pretokens: &Encoded,
+    below: &Below,
+    counts: &FxHashMap<(u32, u32), u64>,
+) -> Arena<S> {
+    let total: usize = pretokens.iter().map(|(w, _)| w.len()).sum();
+    let parts = ThreadLocal::<RefCell<Part<S>>>::new();
     // Four shares a core: a busy core's share is taken up by the others.
     let share = pretokens
         .len()
         .div_ceil(4 * rayon::current_num_threads())
         .max(1);
-    type Part<'a> = (Vec<(u128, u64)>, Vec<(Piece<'a>, u64)>);
-    let parts: Vec<Part<'a>> = pretokens
-        .par_chunks(share)
-        .map(|part| {
-            let (mut short, mut long) = (Vec::new(), Vec::new());
-            for (w, c) in part {
-                let mut start = 0;
-                for i in 1..=w.len() {
-                    if i == w.len() || below.holds(w[i - 1], w[i]) {
-                        match &w[start..i] {
-                            [] | [_] => {}
-                            p if p.len() <= SHORT_PIECE && !p.contains(&u32::MAX) => {
-                                let key = p
-                                    .iter()
-                                    .enumerate()
-                                    .fold(0u128, |k, (j, &s)| k | ((s as u128 + 1) << (32 * j)));
-                                short.push((key, *c));
-                            }
-                            p => long.push((Piece::Long(p), *c)),
-                        }
-                        start = i;
-                    }
+    pretokens.par_chunks(share).for_each(|chunk| {
+        let mut part = parts.get_or(|| RefCell::new(Part::new(total))).borrow_mut();
+        for (w, c) in chunk.iter().filter(|(_, c)| *c > 0) {
+            let mut start = 0;
+            for i in 1..=w.len() {
+                if i < w.len()
+                    && !below.holds(w[i - 1], w[i])
+                    && counts.contains_key(&(w[i - 1], w[i]))
+                {
+                    continue;
                 }
+                if i - start >= 2 {
+                    part.add(&w[start..i], *c);
+                }
+                start = i;
             }
-            (short, long)
-        })
-        .collect();
-    let mut short: Vec<(u128, u64)> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-    let mut pieces = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
-    for (s, l) in parts {
-        short.extend(s);
-        pieces.extend(l);
+        }
+    });
+    // The largest part becomes the arena, the others follow it.
+    let mut parts: Vec<Part<S>> = parts.into_iter().map(RefCell::into_inner).collect();
+    parts.sort_by_key(|p| std::cmp::Reverse(p.syms.len()));
+    let mut parts = parts.into_iter();
+    let Some(first) = parts.next() else {
+        return Default::default();
+    };
+    let (mut arena, mut meta, mut big_counts) = (first.syms, first.pieces, first.big);
+    for part in parts {
+        let (at, first) = (arena.len(), meta.len() as u32);
+        big_counts.extend(part.big.into_iter().map(|(i, c)| (first + i, c)));
+        meta.extend(part.pieces.into_iter().map(|m| PretokenMeta {
+            start: at + m.start,
+            ..m
+        }));
+        arena.extend_from_slice(&part.syms);
     }
-    // Sorted, equal keys sit together: a sort on both cores beats a hash table per share
-    // merged into one (2.29M short pieces, 1.1M distinct).
-    short.par_sort_unstable_by_key(|&(k, _)| k);
-    let mut last = 0;
-    for (k, c) in short {
-        if k == last {
-            if let Some((_, n)) = pieces.last_mut() {
-                *n += c;
+    arena.shrink_to_fit();
+    meta.shrink_to_fit();
+    (arena, meta, big_counts)
+}
+
+/// One core's pieces, as an arena of its own, with its short pieces found by their symbols.
+struct Part<S> {
+    syms: Vec<S>,
+    pieces: Vec<PretokenMeta>,
+    big: FxHashMap<u32, u64>,
+    short: ShortPieces,
+}
+
+impl<S: Symbol> Part<S> {
+    /// Room for `total` symbols: pages never written are never mapped, and a Vec that grows
+    /// copies itself.
+    fn new(total: usize) -> Self {
+        Part {
+            syms: Vec::with_capacity(total),
+            pieces: Vec::new(),
+            big: FxHashMap::default(),
+            short: ShortPieces::default(),
+        }
+    }
+
+    /// Adds `piece`, counted `c` times: to its earlier record when it is short and met
+    /// before, else as a new one.
+    fn add(&mut self, piece: &[u32], c: u64) {
+        if piece.len() <= SHORT_PIECE {
+            let (syms, pieces) = (&self.syms, &self.pieces);
+            let same = |i: u32| {
+                let m = &pieces[i as usize];
+                let held = &syms[m.start..m.start + m.len as usize];
+                held.len() == piece.len()
+                    && held.iter().zip(piece).all(|(a, &b)| a.id() == b as usize)
+            };
+            if let Some(i) = self.short.find_or_insert(piece, pieces.len() as u32, same) {
+                let m = &mut self.pieces[i as usize];
+                let sum = match m.count {
+                    BIG_COUNT => self.big[&i] + c,
+                    n => n as u64 + c,
+                };
+                if sum >= BIG_COUNT as u64 {
+                    self.big.insert(i, sum);
+                }
+                m.count = sum.min(BIG_COUNT as u64) as u32;
+                return;
             }
-            continue;
         }
-        last = k;
-        let (mut s, mut n) = ([0u32; SHORT_PIECE], 0);
-        while n < SHORT_PIECE && (k >> (32 * n)) as u32 != 0 {
-            s[n] = ((k >> (32 * n)) as u32) - 1;
-            n += 1;
+        if c >= BIG_COUNT as u64 {
+            self.big.insert(self.pieces.len() as u32, c);
         }
-        pieces.push((Piece::Short(s, n as u8), c));
+        self.pieces.push(PretokenMeta {
+            start: self.syms.len(),
+            count: c.min(BIG_COUNT as u64) as u32,
+            len: piece.len() as u32,
+        });
+        self.syms.extend(piece.iter().map(|&s| S::from_id(s)));
     }
-    pieces
+}
+
+/// Short pieces by their symbols: open addressing over 8-byte slots of a 32-bit hash and a
+/// record number, the symbols compared in the arena. A map keyed by the symbols takes 32
+/// bytes a slot (100 MB of English at 200,000 tokens: 1.1M distinct short pieces, and the
+/// new pages were most of the cut's time).
+#[derive(Default)]
+struct ShortPieces {
+    /// `hash << 32 | record + 1`, 0 when empty; a power of two long, or empty.
+    slots: Vec<u64>,
+    len: usize,
+}
+
+impl ShortPieces {
+    /// The record of the piece `same` recognises, or `None` after noting `record` as this
+    /// piece's.
+    fn find_or_insert(
+        &mut self,
+        piece: &[u32],
+        record: u32,
+        same: impl Fn(u32) -> bool,
+    ) -> Option<u32> {
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
+            self.grow();
+        }
+        let hash = piece.iter().fold(0u64, |h, &s| {
+            (h.rotate_left(5) ^ s as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        }) >> 32;
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(hash as u32);
+        loop {
+            match self.slots[i] {
+                0 => {
+                    self.slots[i] = hash << 32 | (record as u64 + 1);
+                    self.len += 1;
+                    return None;
+                }
+                s if s >> 32 == hash && same((s as u32) - 1) => return Some((s as u32) - 1),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// The first slot a hash tries: its top bits.
+    #[inline]
+    fn home(&self, hash: u32) -> usize {
+        ((hash as u64 * self.slots.len() as u64) >> 32) as usize
+    }
+
+    fn grow(&mut self) {
+        let bigger = vec![0; (2 * self.slots.len()).max(1 << 12)];
+        let old = std::mem::replace(&mut self.slots, bigger);
+        let mask = self.slots.len() - 1;
+        for s in old.into_iter().filter(|&s| s != 0) {
+            let mut i = self.home((s >> 32) as u32);
+            while self.slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -412,8 +510,7 @@ mod tests {
                             accepted += 1;
                         }
                         None => {
-                            let pieces = cut(&p, &bounds, tau);
-                            let mut t = Trainer::<u16>::encoded(tokens(), pieces, &rules).unwrap();
+                            let mut t = cut_trainer::<u16>(&tokens(), cut_at, &rules).unwrap();
                             refused_differ += (t.run(60, &mut |_, _| true).unwrap() != want) as u32;
                         }
                     }
@@ -442,24 +539,27 @@ mod tests {
         assert!(!run(vec![(vec![256, c], 5), (vec![a, b], 1)]));
     }
 
-    /// The cut holds each piece between pairs bounded below `tau` with its total count, as
-    /// a map of pieces would: short pieces (some with the largest symbol) summed, long ones
-    /// as many times as they come.
+    /// The cut holds each piece between pairs adjacent fewer than `tau` times with its
+    /// total count, as a map of pieces would (short pieces summed on each core, long ones as
+    /// many times as they come), and the counts it keeps are exact.
     #[test]
     fn cut_counts_every_piece() {
         for seed in 0..60 {
-            let mut p = long_pretokens(seed);
-            if seed % 3 == 0 {
-                p.push((vec![u32::MAX, 7, u32::MAX], 2));
-                p.push((vec![u32::MAX, 7, u32::MAX], 3));
+            let p = long_pretokens(seed);
+            let mut pairs: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+            for (w, c) in &p {
+                for q in w.windows(2) {
+                    *pairs.entry((q[0], q[1])).or_default() += c;
+                }
             }
             let bounds = PairBounds::new(&p);
             for tau in [1, 2, 5, 21, u64::MAX] {
+                let rare = |a: u32, b: u32| pairs[&(a, b)] < tau;
                 let mut want: BTreeMap<Vec<u32>, u64> = BTreeMap::new();
                 for (w, c) in &p {
                     let mut start = 0;
                     for i in 1..=w.len() {
-                        if i == w.len() || bounds.bound(w[i - 1], w[i]) < tau {
+                        if i == w.len() || rare(w[i - 1], w[i]) {
                             if i - start >= 2 {
                                 *want.entry(w[start..i].to_vec()).or_default() += c;
                             }
@@ -467,16 +567,29 @@ mod tests {
                         }
                     }
                 }
+                let below = bounds.below(tau);
+                let counts = counts_at_least(&p, &|a, b| !below.holds(a, b), tau);
+                let kept: BTreeMap<(u32, u32), u64> = pairs
+                    .iter()
+                    .filter(|(_, &c)| c >= tau)
+                    .map(|(&q, &c)| (q, c))
+                    .collect();
+                assert_eq!(counts.into_iter().collect::<BTreeMap<_, _>>(), kept);
+                let counts: FxHashMap<(u32, u32), u64> = kept.into_iter().collect();
+                let (arena, meta, big) = cut::<u32>(&p, &below, &counts);
+                assert!(big.is_empty());
                 let mut got: BTreeMap<Vec<u32>, u64> = BTreeMap::new();
-                let mut short = std::collections::BTreeSet::new();
-                for (piece, c) in cut(&p, &bounds, tau) {
-                    let s = piece.as_ref().to_vec();
-                    if s.len() <= SHORT_PIECE && !s.contains(&u32::MAX) {
-                        assert!(short.insert(s.clone()), "seed {seed}: {s:?} twice");
+                let mut short: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
+                for m in &meta {
+                    let s = arena[m.start..m.start + m.len as usize].to_vec();
+                    if s.len() <= SHORT_PIECE {
+                        *short.entry(s.clone()).or_default() += 1;
                     }
-                    *got.entry(s).or_default() += c;
+                    *got.entry(s).or_default() += m.count as u64;
                 }
                 assert_eq!(got, want, "seed {seed}, tau {tau}");
+                let cores = rayon::current_num_threads();
+                assert!(short.values().all(|&n| n <= cores), "seed {seed}");
             }
         }
     }

@@ -23,6 +23,9 @@ pub(super) struct PretokenMeta {
     pub(super) len: u32,
 }
 
+/// The pre-tokens' symbols, their records, and the counts of `BIG_COUNT` or more by record.
+pub(super) type Arena<S> = (Vec<S>, Vec<PretokenMeta>, FxHashMap<u32, u64>);
+
 /// `PretokenMeta::count` saying "look in `big_counts`".
 pub(super) const BIG_COUNT: u32 = u32::MAX;
 
@@ -163,6 +166,17 @@ impl<S: Symbol> Trainer<S> {
     ) -> Self {
         let max_len = rules.max_token_length.unwrap_or(usize::MAX);
         let counts = count_pairs(&syms, max_len, &arena, &meta, &big_counts);
+        Self::with_counts(syms, (arena, meta, big_counts), counts, rules)
+    }
+
+    /// The trainer over pre-tokens in the arena whose pairs are counted in `counts`.
+    pub(super) fn with_counts(
+        syms: Symbols,
+        (arena, meta, big_counts): Arena<S>,
+        counts: PairCounts<S>,
+        rules: &Rules,
+    ) -> Self {
+        let max_len = rules.max_token_length.unwrap_or(usize::MAX);
         Trainer {
             start_symbols: syms.bytes.len(),
             syms,
