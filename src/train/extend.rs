@@ -1,6 +1,7 @@
 //! Extending a tokenizer: training from pre-tokens already encoded as its tokens, from a
 //! base tokenizer's vocabulary and merges ([`Base`]).
 
+use super::encoded::{Encoded, Share};
 use super::piece_cache::PieceCache;
 use super::rare_cuts;
 use super::rules::{check_ids, Rules};
@@ -28,6 +29,17 @@ pub fn train_encoded(
     rules: &Rules,
     progress: &mut Progress<'_>,
 ) -> Result<(Vec<Merge>, Stop), Error> {
+    train_shares(tokens, Encoded::new(pretokens), num_merges, rules, progress)
+}
+
+/// [`train_encoded`] of pre-tokens held in shares.
+fn train_shares(
+    tokens: Vec<Vec<u8>>,
+    pretokens: Encoded,
+    num_merges: usize,
+    rules: &Rules,
+    progress: &mut Progress<'_>,
+) -> Result<(Vec<Merge>, Stop), Error> {
     check_ids(rules, tokens.len())?;
     let start = 256 + tokens.len();
     for (i, t) in tokens.iter().enumerate() {
@@ -37,7 +49,6 @@ pub fn train_encoded(
             });
         }
     }
-    let pretokens: Vec<_> = pretokens.into_iter().collect();
     if start + num_merges <= 1 << 16 {
         rare_cuts::train::<u16>(tokens, pretokens, num_merges, rules, progress)
     } else {
@@ -194,7 +205,7 @@ impl Base {
     /// adjacent bytes that no token holds side by side: each pre-token is encoded as the
     /// pieces between such bytes, and equal pieces once per thread (SuperBPE's second stage
     /// on 20 MB of English, 20,130 pre-tokens of ~1,000 bytes: 1.03 s whole, 0.15 s in pieces).
-    fn encode(&self, pretokens: PretokenCounts) -> Vec<(Vec<u32>, u64)> {
+    fn encode(&self, pretokens: PretokenCounts) -> Encoded {
         let pretokens: Vec<_> = pretokens.into_pretokens().collect();
         // One cache per thread, not per share: rayon's shares are small (four a core, so
         // that a busy core's are taken up by the others), and a cache for each would meet
@@ -204,22 +215,20 @@ impl Base {
             .len()
             .div_ceil(4 * rayon::current_num_threads())
             .max(1);
-        let encoded = pretokens.par_chunks(share).map(|part| {
+        let shares = pretokens.par_chunks(share).map(|part| {
             let mut cache = caches.get_or_default().borrow_mut();
-            let mut out = Vec::with_capacity(part.len());
+            let mut out = Share::default();
             for (p, c) in part {
                 let p = p.as_ref();
-                if let Some(&id) = self.whole.as_ref().and_then(|m| m.get(p)) {
-                    out.push((vec![self.symbol[&id]], *c));
-                    continue;
+                match self.whole.as_ref().and_then(|m| m.get(p)) {
+                    Some(&id) => out.symbols().push(self.symbol[&id]),
+                    None => cache.encode_pretoken(self, p, out.symbols()),
                 }
-                let mut symbols = Vec::with_capacity(p.len() / 2);
-                cache.encode_pretoken(self, p, &mut symbols);
-                out.push((symbols, *c));
+                out.end(*c);
             }
             out
         });
-        encoded.flatten_iter().collect()
+        Encoded::from_shares(shares.collect())
     }
 }
 
@@ -249,7 +258,7 @@ pub fn train_from_base(
         rules.ids = Some(base.ids.clone());
     }
     let encoded = base.encode(pretokens);
-    train_encoded(base.tokens, encoded, num_merges, &rules, progress)
+    train_shares(base.tokens, encoded, num_merges, &rules, progress)
 }
 
 #[cfg(test)]
@@ -318,7 +327,11 @@ mod tests {
                     (ids.iter().map(|i| base.symbol[i]).collect(), c)
                 })
                 .collect();
-            let mut got = base.encode(counts.clone());
+            let mut got: Vec<(Vec<u32>, u64)> = base
+                .encode(counts.clone())
+                .iter()
+                .map(|(w, c)| (w.to_vec(), c))
+                .collect();
             want.sort();
             got.sort();
             assert_eq!(got, want, "rank table: {rank_table}");

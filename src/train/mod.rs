@@ -28,6 +28,7 @@
 //! HuggingFace's `max_token_length`. [`train_encoded`] starts from pre-tokens already encoded
 //! with an existing tokenizer's tokens, to extend it.
 
+mod encoded;
 mod extend;
 mod heap;
 mod merge;

@@ -17,6 +17,7 @@
 //! same way. A run whose every merge counted `tau` or more, with no ambiguous symbol, is the
 //! run on the whole pre-tokens; any other is rerun with a lower `tau`, and at last uncut.
 
+use super::encoded::Encoded;
 use super::extend::{check_symbols, start_symbols};
 use super::pair_counts::PairCounts;
 use super::symbols::Symbol;
@@ -27,9 +28,6 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use thread_local::ThreadLocal;
-
-/// Pre-tokens of start symbols, with their counts.
-pub(super) type Encoded = Vec<(Vec<u32>, u64)>;
 
 /// Below this mean length (start symbols per pre-token) pre-tokens are trained whole: words
 /// (a mean of 2-3 symbols after encoding) gain nothing from a cut.
@@ -58,7 +56,7 @@ pub(super) fn train<S: Symbol>(
     });
     if symbols >= LONG * weight.max(1) {
         let n = 256 + tokens.len() as u32;
-        for (w, _) in &pretokens {
+        for (w, _) in pretokens.iter() {
             check_symbols(w, n)?;
         }
         let bounds = PairBounds::new(&pretokens);
@@ -71,7 +69,7 @@ pub(super) fn train<S: Symbol>(
             tau /= 2;
         }
     }
-    Trainer::<S>::encoded(tokens, pretokens, rules)?.run(num_merges, progress)
+    Trainer::<S>::encoded(tokens, pretokens.iter(), rules)?.run(num_merges, progress)
 }
 
 /// The run on the pre-tokens cut at `tau`, or `None` when it is not proven to be the run on
@@ -138,15 +136,11 @@ fn counts_at_least(
     counted: &(impl Fn(u32, u32) -> bool + Sync),
     tau: u64,
 ) -> FxHashMap<(u32, u32), u64> {
-    let share = pretokens
-        .len()
-        .div_ceil(rayon::current_num_threads())
-        .max(1);
     let tables: Vec<FxHashMap<(u32, u32), u64>> = pretokens
-        .par_chunks(share)
-        .map(|part| {
+        .par_shares()
+        .map(|share| {
             let mut table = FxHashMap::default();
-            for (w, c) in part {
+            for (w, c) in share.iter() {
                 for p in w.windows(2) {
                     if counted(p[0], p[1]) {
                         *table.entry((p[0], p[1])).or_default() += c;
@@ -182,16 +176,12 @@ impl PairBounds {
 
     /// One table per core, summed.
     fn new(pretokens: &Encoded) -> Self {
-        let share = pretokens
-            .len()
-            .div_ceil(rayon::current_num_threads())
-            .max(1);
         let buckets = pretokens
-            .par_chunks(share)
-            .map(|part| {
+            .par_shares()
+            .map(|share| {
                 let mut b = vec![0u32; 1 << Self::LOG_BUCKETS];
-                for (w, c) in part {
-                    let c = (*c).min(u32::MAX as u64) as u32;
+                for (w, c) in share.iter() {
+                    let c = c.min(u32::MAX as u64) as u32;
                     for p in w.windows(2) {
                         let x = &mut b[Self::bucket(p[0], p[1])];
                         *x = x.saturating_add(c);
@@ -275,16 +265,11 @@ fn cut<S: Symbol>(
     below: &Below,
     counts: &FxHashMap<(u32, u32), u64>,
 ) -> Arena<S> {
-    let total: usize = pretokens.iter().map(|(w, _)| w.len()).sum();
+    let total = pretokens.num_symbols();
     let parts = ThreadLocal::<RefCell<Part<S>>>::new();
-    // Four shares a core: a busy core's share is taken up by the others.
-    let share = pretokens
-        .len()
-        .div_ceil(4 * rayon::current_num_threads())
-        .max(1);
-    pretokens.par_chunks(share).for_each(|chunk| {
+    pretokens.par_shares().for_each(|share| {
         let mut part = parts.get_or(|| RefCell::new(Part::new(total))).borrow_mut();
-        for (w, c) in chunk.iter().filter(|(_, c)| *c > 0) {
+        for (w, c) in share.iter().filter(|&(_, c)| c > 0) {
             let mut start = 0;
             for i in 1..=w.len() {
                 if i < w.len()
@@ -294,7 +279,7 @@ fn cut<S: Symbol>(
                     continue;
                 }
                 if i - start >= 2 {
-                    part.add(&w[start..i], *c);
+                    part.add(&w[start..i], c);
                 }
                 start = i;
             }
@@ -454,7 +439,7 @@ mod tests {
         let mut rng = crate::test_rng::Lcg(seed);
         let mut next = move |m: u64| rng.below(m as usize) as u64;
         let letters = 2 + next(3);
-        (0..5 + next(40))
+        let pretokens: Vec<(Vec<u32>, u64)> = (0..5 + next(40))
             .map(|_| {
                 let len = 1 + next(120) as usize;
                 let w = (0..len)
@@ -465,7 +450,8 @@ mod tests {
                     .collect();
                 (w, 1 + next(6))
             })
-            .collect()
+            .collect();
+        Encoded::new(pretokens)
     }
 
     fn rule_sets() -> Vec<Rules> {
@@ -487,7 +473,7 @@ mod tests {
     }
 
     fn whole(p: &Encoded, n: usize, rules: &Rules) -> (Vec<Merge>, Stop) {
-        let mut t = Trainer::<u16>::encoded(tokens(), p.clone(), rules).unwrap();
+        let mut t = Trainer::<u16>::encoded(tokens(), p.iter(), rules).unwrap();
         t.run(n, &mut |_, _| true).unwrap()
     }
 
@@ -528,7 +514,7 @@ mod tests {
     #[test]
     fn a_symbol_rebuilt_from_other_ends_is_ambiguous() {
         let (a, b, c) = (b'a' as u32, b'b' as u32, b'c' as u32);
-        let run = |p: Encoded| {
+        let run = |p: Vec<(Vec<u32>, u64)>| {
             let mut t = Trainer::<u16>::encoded(vec![b"ab".to_vec()], p, &Rules::cs336(1));
             let t = t.as_mut().unwrap();
             t.track_ends();
@@ -547,7 +533,7 @@ mod tests {
         for seed in 0..60 {
             let p = long_pretokens(seed);
             let mut pairs: BTreeMap<(u32, u32), u64> = BTreeMap::new();
-            for (w, c) in &p {
+            for (w, c) in p.iter() {
                 for q in w.windows(2) {
                     *pairs.entry((q[0], q[1])).or_default() += c;
                 }
@@ -556,7 +542,7 @@ mod tests {
             for tau in [1, 2, 5, 21, u64::MAX] {
                 let rare = |a: u32, b: u32| pairs[&(a, b)] < tau;
                 let mut want: BTreeMap<Vec<u32>, u64> = BTreeMap::new();
-                for (w, c) in &p {
+                for (w, c) in p.iter() {
                     let mut start = 0;
                     for i in 1..=w.len() {
                         if i == w.len() || rare(w[i - 1], w[i]) {
@@ -601,7 +587,7 @@ mod tests {
             let p = long_pretokens(seed);
             let bounds = PairBounds::new(&p);
             let mut counts: rustc_hash::FxHashMap<(u32, u32), u64> = Default::default();
-            for (w, c) in &p {
+            for (w, c) in p.iter() {
                 for q in w.windows(2) {
                     *counts.entry((q[0], q[1])).or_default() += c;
                 }
