@@ -19,6 +19,22 @@ pub(super) struct Share {
 }
 
 impl Share {
+    /// Room for `symbols` symbols in `pretokens` pre-tokens: pages never written are never
+    /// mapped, and a Vec that grows copies itself (0.3 s of the 1.9 s CPU that the base takes
+    /// to encode 100 MB of English).
+    pub(super) fn with_capacity(symbols: usize, pretokens: usize) -> Self {
+        Share {
+            symbols: Vec::with_capacity(symbols),
+            ends: Vec::with_capacity(pretokens),
+        }
+    }
+
+    /// Gives back the room [`Share::with_capacity`] took and did not use.
+    pub(super) fn shrink_to_fit(&mut self) {
+        self.symbols.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
     /// Appends `symbols` to the pre-token being written.
     pub(super) fn symbols(&mut self) -> &mut Vec<u32> {
         &mut self.symbols

@@ -217,7 +217,8 @@ impl Base {
             .max(1);
         let shares = pretokens.par_chunks(share).map(|part| {
             let mut cache = caches.get_or_default().borrow_mut();
-            let mut out = Share::default();
+            let bytes = part.iter().map(|(p, _)| p.as_ref().len()).sum();
+            let mut out = Share::with_capacity(bytes, part.len());
             for (p, c) in part {
                 let p = p.as_ref();
                 match self.whole.as_ref().and_then(|m| m.get(p)) {
@@ -226,6 +227,7 @@ impl Base {
                 }
                 out.end(*c);
             }
+            out.shrink_to_fit();
             out
         });
         Encoded::from_shares(shares.collect())

@@ -316,12 +316,12 @@ struct Part<S> {
 }
 
 impl<S: Symbol> Part<S> {
-    /// Room for `total` symbols: pages never written are never mapped, and a Vec that grows
-    /// copies itself.
+    /// Room for `total` symbols and as many pieces as they can make: pages never written are
+    /// never mapped, and a Vec that grows copies itself.
     fn new(total: usize) -> Self {
         Part {
             syms: Vec::with_capacity(total),
-            pieces: Vec::new(),
+            pieces: Vec::with_capacity(total / 2),
             big: FxHashMap::default(),
             short: ShortPieces::default(),
         }
