@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import bytepair
 import pytest
@@ -151,6 +152,20 @@ def test_alphabet_round_trips_any_bytes_property(tokens):
         text = gpt2.to_text(token)
         assert " " not in text and "\n" not in text
         assert gpt2.to_bytes(text, "x") == token
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x17F), max_size=8))
+def test_text_outside_the_alphabet_is_refused_property(text):
+    # The oracle is GPT-2's own table, as transformers ships it.
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    char_to_byte = {c: b for b, c in bytes_to_unicode().items()}
+    if all(c in char_to_byte for c in text):
+        assert gpt2.to_bytes(text, "x") == bytes(char_to_byte[c] for c in text)
+    else:
+        bad = next(c for c in text if c not in char_to_byte)
+        with pytest.raises(FormatError, match=f"contains {re.escape(repr(bad))}"):
+            gpt2.to_bytes(text, "x")
 
 
 def test_gpt2_files_take_the_names_given(tmp_path):

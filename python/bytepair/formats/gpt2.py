@@ -38,6 +38,11 @@ def _byte_alphabet() -> dict[int, str]:
 
 BYTE_TO_CHAR: dict[int, str] = _byte_alphabet()
 CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
+# `str.translate` table: each character of the alphabet to the Latin-1 character of its byte,
+# each other character below U+0100 to one that Latin-1 cannot encode, so `.encode("latin-1")`
+# finishes `to_bytes` or refuses (DeepSeek's 128k tokens: 0.04 s, where a look-up per
+# character takes 0.08 s).
+_TO_LATIN1 = {cp: 0x100 for cp in range(256)} | {ord(c): b for c, b in CHAR_TO_BYTE.items()}
 
 #: The first line of merges.txt, as GPT-2's vocab.bpe and HF ``tokenizers`` write it.
 VERSION_LINE = "#version: 0.2"
@@ -53,10 +58,11 @@ def to_text(token: bytes) -> str:
 def to_bytes(text: str, where: str) -> bytes:
     """Inverse of ``to_text``; ``where`` names the file and key for the error message."""
     try:
-        return bytes(CHAR_TO_BYTE[c] for c in text)
-    except KeyError as e:
+        return text.translate(_TO_LATIN1).encode("latin-1")
+    except UnicodeEncodeError:
+        bad = next(c for c in text if c not in CHAR_TO_BYTE)
         raise FormatError(
-            f"{where}: token {text!r} contains {e.args[0]!r}, which is not a character of "
+            f"{where}: token {text!r} contains {bad!r}, which is not a character of "
             "GPT-2's byte alphabet (expected byte-level BPE tokens)"
         ) from None
 
@@ -96,7 +102,7 @@ def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
 def vocab_from_json(data: Mapping[str, object], where: str) -> dict[int, bytes]:
     """Validates token -> id (tokens in the alphabet) and returns id -> bytes."""
     check_json_ids(data, where)
-    return {i: to_bytes(text, f"{where}: key {text!r}") for text, i in data.items()}
+    return {i: to_bytes(text, f"{where}: a key") for text, i in data.items()}
 
 
 def check_json_ids(data: Mapping[str, object], where: str) -> None:

@@ -683,6 +683,7 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
     vocab: dict[int, bytes] = {}
     known: dict[str, bytes] = {}
     extra: list[tuple[str, int]] = []
+    vocab_where = f"{mwhere}.vocab: a key"
     for text, i in raw_vocab.items():
         tok = added_by_id.get(i)
         if tok is not None:
@@ -705,7 +706,7 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
                 continue
             vocab[i] = as_bytes
             continue
-        vocab[i] = known[text] = to_bytes(text, f"{mwhere}.vocab: key {text!r}")
+        vocab[i] = known[text] = to_bytes(text, vocab_where)
     all_ids = {t: i for t, i in raw_vocab.items()} | {t.content: t.id for t in added}
     post, post_seq = _post_processor(doc.get("post_processor"), f"{name}: post_processor", all_ids)
     merges = _merges(model, mwhere, known)
