@@ -14,6 +14,7 @@
 //!
 //! Python bindings live only in `py/`, behind the `python` feature.
 
+pub mod byte_alphabet;
 pub mod byte_pair_set;
 pub mod count;
 pub mod encode;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import types
 
 import bytepair
 import pytest
@@ -15,6 +16,8 @@ from bytepair.formats import gpt2
 from bytepair.formats import huggingface as hf
 from conftest import shared
 from formats_data import SPECIAL, samples, tiktoken_file, trained
+from hypothesis import given
+from hypothesis import strategies as st
 from tokenizers import Regex, Tokenizer, pre_tokenizers
 
 BUILT_IN = {"gpt2": patterns.GPT2, "cl100k": patterns.CL100K, "o200k": patterns.O200K}
@@ -477,3 +480,51 @@ def test_overlapping_special_tokens_match_alike(tmp_path):
     ids = tok.encode(text, allowed_special="all")
     assert _hf_ids(hf_tok, text) == ids
     assert [tok.decode([i]) for i in ids if i >= 599][:3] == ["<|endoftext|>!", SPECIAL, "<|end"]
+
+
+# Texts of a few tokens in GPT-2's alphabet, a few outside it, and merge lines built of them.
+_TEXTS = st.sampled_from(["a", "b", "ab", "Ġ", "Ġa", "abĠ", "x y", "中", ""])
+_MERGE = st.one_of(
+    st.lists(_TEXTS, min_size=1, max_size=3),
+    st.builds(lambda a, b: f"{a} {b}", _TEXTS, _TEXTS),
+    _TEXTS,
+    st.integers(0, 3),
+)
+
+
+@given(st.lists(_MERGE, max_size=6), st.sets(_TEXTS))
+def test_merges_read_by_the_core_are_the_python_loops_property(merges, vocab_texts):
+    # The core's fast path gives what the loop gives, or leaves the merges to the loop.
+    known = {t: gpt2.to_bytes(t, "x") for t in vocab_texts if " " not in t and "中" not in t}
+    outcomes = []
+    for table in (known, types.MappingProxyType(known)):  # the core's path, then the loop's
+        try:
+            outcomes.append(hf._merges({"merges": merges}, "m", table))
+        except FormatError as e:
+            outcomes.append(str(e))
+    assert outcomes[0] == outcomes[1]
+    slow = outcomes[1]
+    regular = all(
+        (isinstance(m, list) and len(m) == 2 and all(p and p in known for p in m))
+        or (
+            isinstance(m, str) and m.count(" ") == 1 and all(p and p in known for p in m.split(" "))
+        )
+        for m in merges
+    )
+    if regular:
+        assert bytepair._core.known_merges(merges, known) == slow
+
+
+@given(st.lists(st.tuples(st.binary(max_size=2), st.binary(max_size=2)), max_size=6))
+def test_merges_checked_by_the_core_are_the_python_loops_property(merges):
+    from bytepair.errors import VocabError
+    from bytepair.vocab import checked_merges
+
+    ranks = {bytes([b]): b for b in range(3)} | {b"\x00\x01": 3, b"\x01\x01\x01": 4}
+    outcomes = []
+    for table in (ranks, types.MappingProxyType(ranks)):  # the core's check, then the loop's
+        try:
+            outcomes.append(checked_merges(merges, table))
+        except VocabError as e:
+            outcomes.append(str(e))
+    assert outcomes[0] == outcomes[1]

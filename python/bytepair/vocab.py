@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from bytepair import _core
 from bytepair.errors import SpecialTokenError, VocabError
 
 Merge = tuple[bytes, bytes]
@@ -101,16 +102,12 @@ def checked_merges(merges: Sequence[Merge], ranks: Mapping[bytes, int]) -> list[
     >>> checked_merges([[b"a", b"b"]], {b"a": 0, b"b": 1, b"ab": 2})
     [(b'a', b'b')]
     """
+    # The common form, a list of tuples of bytes, checked by the core; the loop below says
+    # what is wrong (Qwen3.5's 248,000 merges: 0.05 s against 0.45 s).
+    if type(merges) is list and type(ranks) is dict and _core.merges_in_vocab(merges, ranks):
+        return list(merges)
     out = []
     for n, pair in enumerate(merges):
-        # The common form, checked without the loop below (DeepSeek's 127,000 merges: 0.09 s
-        # instead of 0.16-0.2 s).
-        if type(pair) is tuple and len(pair) == 2:
-            a, b = pair
-            if type(a) is bytes and type(b) is bytes and a in ranks and b in ranks:
-                if a + b in ranks:
-                    out.append(pair)
-                    continue
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise VocabError(f"merge {n} is {pair!r}; expected a pair (bytes, bytes)")
         a, b = bytes(pair[0]), bytes(pair[1])

@@ -8,6 +8,7 @@ mod encoder;
 mod errors;
 mod ids;
 mod ints;
+mod model_tokens;
 mod progress;
 mod safe_cut;
 mod split;
@@ -35,5 +36,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<counts::PyPretokenCounts>()?;
     m.add_class::<counter::PyCounter>()?;
     m.add_function(wrap_pyfunction!(trainer::train_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(model_tokens::byte_level_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(model_tokens::byte_level_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(model_tokens::known_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(model_tokens::merges_in_vocab, m)?)?;
     Ok(())
 }

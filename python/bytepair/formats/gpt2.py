@@ -16,33 +16,20 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+from bytepair import _core
 from bytepair.errors import FormatError, VocabError
 from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
 from bytepair.formats.jsonfile import read_json
 from bytepair.formats.tokenizer_data import TokenizerData
 
-
-def _byte_alphabet() -> dict[int, str]:
-    # GPT-2's rule: the printable Latin-1 bytes stand for themselves; the other 68 bytes
-    # (controls, space, 0x7f-0xa0, 0xad) take the characters from U+0100 on, in byte order.
-    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
-    table = {b: chr(b) for b in printable}
-    extra = 0
-    for b in range(256):
-        if b not in table:
-            table[b] = chr(256 + extra)
-            extra += 1
-    return table
-
-
-BYTE_TO_CHAR: dict[int, str] = _byte_alphabet()
-CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
-# `str.translate` table: each character of the alphabet to the Latin-1 character of its byte,
-# each other character below U+0100 to one that Latin-1 cannot encode, so `.encode("latin-1")`
-# finishes `to_bytes` or refuses (DeepSeek's 128k tokens: 0.04 s, where a look-up per
-# character takes 0.08 s).
-_TO_LATIN1 = {cp: 0x100 for cp in range(256)} | {ord(c): b for c, b in CHAR_TO_BYTE.items()}
+# GPT-2's rule (the core's `byte_alphabet`): the printable Latin-1 bytes stand for
+# themselves; the other 68 bytes (controls, space, 0x7f-0xa0, 0xad) take the characters from
+# U+0100 on, in byte order.
+CHAR_TO_BYTE: dict[str, int] = {
+    chr(c): b[0] for c in range(0x144) if (b := _core.byte_level_bytes(chr(c))) is not None
+}
+BYTE_TO_CHAR: dict[int, str] = {b: c for c, b in sorted(CHAR_TO_BYTE.items(), key=lambda x: x[1])}
 
 #: The first line of merges.txt, as GPT-2's vocab.bpe and HF ``tokenizers`` write it.
 VERSION_LINE = "#version: 0.2"
@@ -57,14 +44,14 @@ def to_text(token: bytes) -> str:
 
 def to_bytes(text: str, where: str) -> bytes:
     """Inverse of ``to_text``; ``where`` names the file and key for the error message."""
-    try:
-        return text.translate(_TO_LATIN1).encode("latin-1")
-    except UnicodeEncodeError:
+    token = _core.byte_level_bytes(text)
+    if token is None:
         bad = next(c for c in text if c not in CHAR_TO_BYTE)
         raise FormatError(
             f"{where}: token {text!r} contains {bad!r}, which is not a character of "
             "GPT-2's byte alphabet (expected byte-level BPE tokens)"
-        ) from None
+        )
+    return token
 
 
 def read(
@@ -102,7 +89,8 @@ def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
 def vocab_from_json(data: Mapping[str, object], where: str) -> dict[int, bytes]:
     """Validates token -> id (tokens in the alphabet) and returns id -> bytes."""
     check_json_ids(data, where)
-    return {i: to_bytes(text, f"{where}: a key") for text, i in data.items()}
+    known = _core.byte_level_tokens(data)
+    return {i: known.get(text) or to_bytes(text, f"{where}: a key") for text, i in data.items()}
 
 
 def check_json_ids(data: Mapping[str, object], where: str) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import regex
 
-from bytepair import patterns
+from bytepair import _core, patterns
 from bytepair import pipeline as pl
 from bytepair.errors import FormatError, PatternError, SpecialTokenError, VocabError
 from bytepair.formats import tokenizer_data
@@ -574,8 +574,11 @@ def _merges(
     """The merges as bytes; ``known`` maps the vocab's token texts to their bytes (a merge's
     parts are nearly always tokens: one look-up instead of a conversion each)."""
     known = known or {}
-    out = []
     merges = _get(model, "merges", where, list)
+    fast = _core.known_merges(merges, known) if type(known) is dict else None
+    if fast is not None:
+        return fast
+    out = []
     for n, m in enumerate(merges):
         if type(m) is list and len(m) == 2:  # the common form, checked without a loop
             a, b = m
@@ -684,16 +687,14 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
     known: dict[str, bytes] = {}
     extra: list[tuple[str, int]] = []
     vocab_where = f"{mwhere}.vocab: a key"
+    decoded = _core.byte_level_tokens(raw_vocab)
     for text, i in raw_vocab.items():
         tok = added_by_id.get(i)
         if tok is not None:
             # An added token that is also in the model's vocab: the model can reach it only
             # if its text is byte-level (GPT-2's <|endoftext|>); DeepSeek's
             # <｜begin▁of▁sentence｜> is not, and stays an added token only.
-            try:
-                as_bytes = to_bytes(text, mwhere)
-            except FormatError:
-                as_bytes = None
+            as_bytes = decoded.get(text)
             if as_bytes is not None and as_bytes != tok.content.encode("utf-8"):
                 raise _refuse(
                     f"{name}: added_tokens[{added.index(tok)}]",
@@ -706,7 +707,8 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
                 continue
             vocab[i] = as_bytes
             continue
-        vocab[i] = known[text] = to_bytes(text, vocab_where)
+        as_bytes = decoded.get(text)
+        vocab[i] = known[text] = to_bytes(text, vocab_where) if as_bytes is None else as_bytes
     all_ids = {t: i for t, i in raw_vocab.items()} | {t.content: t.id for t in added}
     post, post_seq = _post_processor(doc.get("post_processor"), f"{name}: post_processor", all_ids)
     merges = _merges(model, mwhere, known)
