@@ -6,7 +6,7 @@ use super::piece_cache::PieceCache;
 use super::rare_cuts;
 use super::rules::{check_ids, Rules};
 use super::symbols::{Symbol, Symbols};
-use super::trainer::{PretokenMeta, Trainer, BIG_COUNT};
+use super::trainer::{push_pretoken, Trainer};
 use super::{Merge, Stop};
 use crate::byte_pair_set::BytePairSet;
 use crate::count::PretokenCounts;
@@ -70,15 +70,8 @@ impl<S: Symbol> Trainer<S> {
             let w = w.as_ref();
             check_symbols(w, n)?;
             if w.len() >= 2 && c > 0 {
-                if c >= BIG_COUNT as u64 {
-                    big_counts.insert(meta.len() as u32, c);
-                }
-                meta.push(PretokenMeta {
-                    start: arena.len(),
-                    count: c.min(BIG_COUNT as u64) as u32,
-                    len: w.len() as u32,
-                });
-                arena.extend(w.iter().map(|&s| S::from_id(s)));
+                let syms = w.iter().map(|&s| S::from_id(s));
+                push_pretoken(&mut arena, &mut meta, &mut big_counts, syms, c);
             }
         }
         Ok(Self::assemble(syms, arena, meta, big_counts, rules))

@@ -21,7 +21,7 @@ use super::encoded::Encoded;
 use super::extend::{check_symbols, start_symbols};
 use super::pair_counts::PairCounts;
 use super::symbols::Symbol;
-use super::trainer::{fits, Arena, PretokenMeta, Trainer, BIG_COUNT};
+use super::trainer::{fits, push_pretoken, Arena, PretokenMeta, Trainer};
 use super::{Merge, Rules, Stop};
 use crate::{Error, Progress};
 use rayon::prelude::*;
@@ -313,30 +313,17 @@ fn cut<S: Symbol>(
         while let Some((_, more)) = short.next_if(|&(k, _)| k == key) {
             c += more;
         }
-        push_piece(&mut arena, &mut meta, &mut big_counts, unpack(key), c);
+        push_pretoken(
+            &mut arena,
+            &mut meta,
+            &mut big_counts,
+            unpack(key).map(S::from_id),
+            c,
+        );
     }
     arena.shrink_to_fit();
     meta.shrink_to_fit();
     (arena, meta, big_counts)
-}
-
-/// Appends a piece counted `c` times to an arena.
-fn push_piece<S: Symbol>(
-    arena: &mut Vec<S>,
-    meta: &mut Vec<PretokenMeta>,
-    big: &mut FxHashMap<u32, u64>,
-    piece: impl ExactSizeIterator<Item = u32>,
-    c: u64,
-) {
-    if c >= BIG_COUNT as u64 {
-        big.insert(meta.len() as u32, c);
-    }
-    meta.push(PretokenMeta {
-        start: arena.len(),
-        count: c.min(BIG_COUNT as u64) as u32,
-        len: piece.len() as u32,
-    });
-    arena.extend(piece.map(S::from_id));
 }
 
 /// A short piece as one number: symbol `j` plus one in bits `32 j..`, so that no piece is 0
@@ -386,11 +373,11 @@ impl<S: Symbol> Part<S> {
     fn add(&mut self, piece: &[u32], c: u64) {
         match pack(piece) {
             Some(key) => self.short.push((key, c)),
-            None => push_piece(
+            None => push_pretoken(
                 &mut self.syms,
                 &mut self.pieces,
                 &mut self.big,
-                piece.iter().copied(),
+                piece.iter().map(|&s| S::from_id(s)),
                 c,
             ),
         }

@@ -99,6 +99,26 @@ pub(super) struct Trainer<S: Symbol> {
     pub(super) gained_touched: Vec<u32>,
 }
 
+/// Appends a pre-token (or piece) counted `c` times to an arena: its record in `meta`, its
+/// count in `big` when the record cannot hold it.
+pub(super) fn push_pretoken<T>(
+    arena: &mut Vec<T>,
+    meta: &mut Vec<PretokenMeta>,
+    big: &mut FxHashMap<u32, u64>,
+    pretoken: impl ExactSizeIterator<Item = T>,
+    c: u64,
+) {
+    if c >= BIG_COUNT as u64 {
+        big.insert(meta.len() as u32, c);
+    }
+    meta.push(PretokenMeta {
+        start: arena.len(),
+        count: c.min(BIG_COUNT as u64) as u32,
+        len: pretoken.len() as u32,
+    });
+    arena.extend(pretoken);
+}
+
 /// Whether pair `(x, y)` is counted: always, unless a maximum token length
 /// ([`Rules::max_token_length`]) rules it out.
 #[inline]
@@ -136,15 +156,7 @@ impl<S: Symbol> Trainer<S> {
         for (w, c) in pretokens {
             let w = w.as_ref();
             if w.len() >= 2 && c > 0 {
-                if c >= BIG_COUNT as u64 {
-                    big_counts.insert(meta.len() as u32, c);
-                }
-                meta.push(PretokenMeta {
-                    start: bytes.len(),
-                    count: c.min(BIG_COUNT as u64) as u32,
-                    len: w.len() as u32,
-                });
-                bytes.extend_from_slice(w);
+                push_pretoken(&mut bytes, &mut meta, &mut big_counts, w.iter().copied(), c);
             }
         }
         meta.shrink_to_fit();
