@@ -43,6 +43,7 @@ bench: dev
 	cargo bench --bench split
 	$(BIN)/python benches/train.py
 	$(BIN)/python benches/encode.py
+	$(BIN)/python benches/load.py
 
 lint: dev
 	cargo fmt --check
