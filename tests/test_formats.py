@@ -3,6 +3,7 @@ file, atomic writes and the mode of written files."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 
@@ -14,6 +15,8 @@ from bytepair.formats import atomic
 from cli_run import assert_usage_error, ok, run
 from conftest import corpus_sample, shared
 from formats_data import SPECIAL, sample_text, trained
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def test_detects_each_format(tmp_path):
@@ -201,3 +204,41 @@ def test_written_files_have_the_umask_mode(tmp_path, corpus):
     tok.save(tmp_path / "gpt2", format="gpt2")
     for path in (tok_path, html, ids, tmp_path / "t.tiktoken", tmp_path / "gpt2" / "vocab.json"):
         assert path.stat().st_mode & 0o777 == _umask_mode(), path
+
+
+def _typed(v):
+    """``v`` with the type of every value spelt out, so that True and 1 differ."""
+    if isinstance(v, dict):
+        return ("dict", [(k, _typed(x)) for k, x in v.items()])
+    if isinstance(v, list):
+        return ("list", [_typed(x) for x in v])
+    return (type(v).__name__, v)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(st.characters(codec="utf-8") | st.sampled_from('\ud800"\\\n')),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_JSON, st.booleans(), st.binary(max_size=3))
+def test_core_json_reads_what_python_reads_property(value, ascii_only, junk):
+    # The core's reader gives Python's document, or leaves the text to Python's reader.
+    for raw in (json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"), junk):
+        got = bytepair._core.json_loads(raw)
+        if got is None:
+            continue
+        assert _typed(got) == _typed(json.loads(raw.decode("utf-8")))
+
+
+def test_core_json_keeps_a_repeated_key_where_python_does():
+    raw = b'{"b": 1, "a": 2, "b": 3}'
+    assert list(bytepair._core.json_loads(raw).items()) == list(json.loads(raw).items())
+    assert bytepair._core.json_loads(b'{"x": [1, 2.5]}') is None  # a float: Python's reader

@@ -8,6 +8,7 @@ mod encoder;
 mod errors;
 mod ids;
 mod ints;
+mod json;
 mod model_tokens;
 mod progress;
 mod safe_cut;
@@ -36,6 +37,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<counts::PyPretokenCounts>()?;
     m.add_class::<counter::PyCounter>()?;
     m.add_function(wrap_pyfunction!(trainer::train_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(json::json_loads, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::byte_level_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::byte_level_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::known_merges, m)?)?;
