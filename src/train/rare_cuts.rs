@@ -26,8 +26,6 @@ use super::{Merge, Rules, Stop};
 use crate::{Error, Progress};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-use std::cell::RefCell;
-use thread_local::ThreadLocal;
 
 /// Below this mean length (start symbols per pre-token) pre-tokens are trained whole: words
 /// (a mean of 2-3 symbols after encoding) gain nothing from a cut.
@@ -136,20 +134,15 @@ fn counts_at_least(
     counted: &(impl Fn(u32, u32) -> bool + Sync),
     tau: u64,
 ) -> FxHashMap<(u32, u32), u64> {
-    let tables: Vec<FxHashMap<(u32, u32), u64>> = pretokens
-        .par_shares()
-        .map(|share| {
-            let mut table = FxHashMap::default();
-            for (w, c) in share.iter() {
-                for p in w.windows(2) {
-                    if counted(p[0], p[1]) {
-                        *table.entry((p[0], p[1])).or_default() += c;
-                    }
+    let tables = pretokens.per_core(FxHashMap::default, |table, share| {
+        for (w, c) in share.iter() {
+            for p in w.windows(2) {
+                if counted(p[0], p[1]) {
+                    *table.entry((p[0], p[1])).or_default() += c;
                 }
             }
-            table
-        })
-        .collect();
+        }
+    });
     let mut tables = tables.into_iter();
     let mut counts = tables.next().unwrap_or_default();
     for table in tables {
@@ -176,20 +169,19 @@ impl PairBounds {
 
     /// One table per core, summed.
     fn new(pretokens: &Encoded) -> Self {
-        let buckets = pretokens
-            .par_shares()
-            .map(|share| {
-                let mut b = vec![0u32; 1 << Self::LOG_BUCKETS];
-                for (w, c) in share.iter() {
-                    let c = c.min(u32::MAX as u64) as u32;
-                    for p in w.windows(2) {
-                        let x = &mut b[Self::bucket(p[0], p[1])];
-                        *x = x.saturating_add(c);
-                    }
+        let init = || vec![0u32; 1 << Self::LOG_BUCKETS];
+        let tables = pretokens.per_core(init, |b, share| {
+            for (w, c) in share.iter() {
+                let c = c.min(u32::MAX as u64) as u32;
+                for p in w.windows(2) {
+                    let x = &mut b[Self::bucket(p[0], p[1])];
+                    *x = x.saturating_add(c);
                 }
-                b
-            })
-            .reduce_with(|mut a, b| {
+            }
+        });
+        let buckets = tables
+            .into_iter()
+            .reduce(|mut a, b| {
                 a.iter_mut()
                     .zip(&b)
                     .for_each(|(x, y)| *x = x.saturating_add(*y));
@@ -268,27 +260,27 @@ fn cut<S: Symbol>(
     counts: &FxHashMap<(u32, u32), u64>,
 ) -> Arena<S> {
     let total = pretokens.num_symbols();
-    let parts = ThreadLocal::<RefCell<Part<S>>>::new();
-    pretokens.par_shares().for_each(|share| {
-        let mut part = parts.get_or(|| RefCell::new(Part::new(total))).borrow_mut();
-        for (w, c) in share.iter().filter(|&(_, c)| c > 0) {
-            let mut start = 0;
-            for i in 1..=w.len() {
-                if i < w.len()
-                    && !below.holds(w[i - 1], w[i])
-                    && counts.contains_key(&(w[i - 1], w[i]))
-                {
-                    continue;
+    let mut parts = pretokens.per_core(
+        || Part::new(total),
+        |part, share| {
+            for (w, c) in share.iter().filter(|&(_, c)| c > 0) {
+                let mut start = 0;
+                for i in 1..=w.len() {
+                    if i < w.len()
+                        && !below.holds(w[i - 1], w[i])
+                        && counts.contains_key(&(w[i - 1], w[i]))
+                    {
+                        continue;
+                    }
+                    if i - start >= 2 {
+                        part.add(&w[start..i], c);
+                    }
+                    start = i;
                 }
-                if i - start >= 2 {
-                    part.add(&w[start..i], c);
-                }
-                start = i;
             }
-        }
-    });
+        },
+    );
     // The largest part becomes the arena, the others follow it, then the short pieces.
-    let mut parts: Vec<Part<S>> = parts.into_iter().map(RefCell::into_inner).collect();
     parts.sort_by_key(|p| std::cmp::Reverse(p.syms.len()));
     let mut short: Vec<(u128, u64)> = Vec::with_capacity(parts.iter().map(|p| p.short.len()).sum());
     let mut parts = parts.into_iter();
