@@ -103,7 +103,7 @@ def checked_merges(merges: Sequence[Merge], ranks: Mapping[bytes, int]) -> list[
     [(b'a', b'b')]
     """
     # The common form, a list of tuples of bytes, checked by the core; the loop below says
-    # what is wrong (Qwen3.5's 248,000 merges: 0.05 s against 0.45 s).
+    # what is wrong (Qwen3.5's 248,000 merges: 0.2 s against 0.5 s).
     if type(merges) is list and type(ranks) is dict and _core.merges_in_vocab(merges, ranks):
         return list(merges)
     out = []

@@ -39,7 +39,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trainer::train_merges, m)?)?;
     m.add_function(wrap_pyfunction!(json::json_loads, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::byte_level_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(model_tokens::byte_level_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::known_merges, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::merges_in_vocab, m)?)?;
     Ok(())

@@ -89,8 +89,7 @@ def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
 def vocab_from_json(data: Mapping[str, object], where: str) -> dict[int, bytes]:
     """Validates token -> id (tokens in the alphabet) and returns id -> bytes."""
     check_json_ids(data, where)
-    known = _core.byte_level_tokens(data)
-    return {i: known.get(text) or to_bytes(text, f"{where}: a key") for text, i in data.items()}
+    return {i: to_bytes(text, f"{where}: a key") for text, i in data.items()}
 
 
 def check_json_ids(data: Mapping[str, object], where: str) -> None:

@@ -687,14 +687,13 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
     known: dict[str, bytes] = {}
     extra: list[tuple[str, int]] = []
     vocab_where = f"{mwhere}.vocab: a key"
-    decoded = _core.byte_level_tokens(raw_vocab)
     for text, i in raw_vocab.items():
         tok = added_by_id.get(i)
         if tok is not None:
             # An added token that is also in the model's vocab: the model can reach it only
             # if its text is byte-level (GPT-2's <|endoftext|>); DeepSeek's
             # <｜begin▁of▁sentence｜> is not, and stays an added token only.
-            as_bytes = decoded.get(text)
+            as_bytes = _core.byte_level_bytes(text)
             if as_bytes is not None and as_bytes != tok.content.encode("utf-8"):
                 raise _refuse(
                     f"{name}: added_tokens[{added.index(tok)}]",
@@ -707,8 +706,7 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
                 continue
             vocab[i] = as_bytes
             continue
-        as_bytes = decoded.get(text)
-        vocab[i] = known[text] = to_bytes(text, vocab_where) if as_bytes is None else as_bytes
+        vocab[i] = known[text] = to_bytes(text, vocab_where)
     all_ids = {t: i for t, i in raw_vocab.items()} | {t.content: t.id for t in added}
     post, post_seq = _post_processor(doc.get("post_processor"), f"{name}: post_processor", all_ids)
     merges = _merges(model, mwhere, known)
