@@ -125,11 +125,11 @@ impl Encoder {
 
     /// [`Encoder::heap_merge`] where `first(i)` is the priority of the pair at `i` before
     /// any merge.
-    fn heap_merge_from(
+    pub(super) fn heap_merge_from(
         &self,
         ids: Vec<TokenId>,
         first: impl Fn(usize) -> u32,
-        pair: impl Fn(TokenId, TokenId) -> (u32, TokenId),
+        pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
         out: &mut Vec<TokenId>,
     ) {
         if ids.len() < 2 {
@@ -171,7 +171,7 @@ impl Encoder {
 fn heap_merge_with(
     mut ids: Vec<TokenId>,
     first: impl Fn(usize) -> u32,
-    pair: impl Fn(TokenId, TokenId) -> (u32, TokenId),
+    mut pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     out: &mut Vec<TokenId>,
     mut heap: impl Queue,
 ) {

@@ -70,6 +70,12 @@ impl CharStart {
         let filtered: Vec<(TokenId, TokenId)> =
             table.iter().filter(kept).map(|&(a, b, _)| (a, b)).collect();
         let filter = PairFilter::new(&filtered);
+        let mut whole_text = vec![0u64; enc.vocab_size().div_ceil(64)];
+        for (id, &(utf8, ascii)) in text.iter().enumerate() {
+            if utf8 && !ascii {
+                whole_text[id >> 6] |= 1 << (id & 63);
+            }
+        }
 
         let mut bmp = Box::new([NONE; 1 << 16]);
         let mut straddlers: Vec<&[u8]> = Vec::new();
@@ -114,6 +120,7 @@ impl CharStart {
             multi,
             windows,
             filter,
+            text: whole_text,
         })
     }
 }
