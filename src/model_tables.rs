@@ -1,7 +1,8 @@
 //! The tables of a byte-level BPE model as HuggingFace's tokenizer.json stores them:
 //! `model.vocab` (token text to id) and `model.merges` (`["a", "b"]` or `"a b"`), read from
-//! the JSON text and spelt back from GPT-2's byte alphabet to bytes. Qwen3.5's file (248,000
-//! tokens and merges) reads in 0.1 s here against 0.9 s through Python objects.
+//! the JSON text and spelt back from GPT-2's byte alphabet to bytes. Qwen3.5's 33 MB file
+//! (248,000 tokens and merges) reads with these tables in 0.31-0.48 s, where its document
+//! as Python objects, then the checks of their ids, texts and merges took 1.0-1.1 s.
 //!
 //! A table that breaks a rule is kept as an error naming the JSON path of the first entry
 //! that breaks it, for the reader to report where the file's other checks come in turn.

@@ -23,8 +23,8 @@ def read_json(path: str | os.PathLike, expected: str) -> object:
 def read_tokenizer_json(path: str | os.PathLike, expected: str) -> object:
     """``read_json`` of a tokenizer.json (or a Tekken file), but for its ``model.vocab`` (an
     object) and ``model.merges`` (an array): each is the core's ``ModelTables`` of the two,
-    read from the file's bytes (src/py/tokenizer_json.rs: Qwen3.5's file in 0.2 s against
-    0.9 s through Python objects)."""
+    read from the file's bytes (src/py/tokenizer_json.rs: Qwen3.5's file, tables and their
+    checks included, in 0.31-0.48 s against 1.0-1.1 s through Python objects)."""
     with open(path, "rb") as f:
         raw = f.read()
     doc = _core.read_tokenizer_json(raw)
