@@ -9,6 +9,7 @@
 //! - `train`: the incremental merge loop
 //! - `encode`: the BPE encoder and decoder; batches on a thread pool, bounded-memory streams,
 //!   files to `.npy`
+//! - `model_tables`: a tokenizer.json's `model.vocab` and `model.merges` read from its text
 //! - `error`: one error type whose messages name the bad value
 //! - `test_rng` (tests only): the deterministic generator the tests draw random input from
 //!
@@ -19,6 +20,7 @@ pub mod byte_pair_set;
 pub mod count;
 pub mod encode;
 pub mod error;
+pub mod model_tables;
 mod prefetch;
 pub mod pretoken_key;
 pub mod safe_cut;

@@ -492,27 +492,50 @@ _MERGE = st.one_of(
 )
 
 
+def _merges_rule(merges, vocab: set[bytes]):
+    """The merges the rule reads, or the start of the error it gives (``model.merges[n]``)."""
+    out = []
+    for n, m in enumerate(merges):
+        here = f"model.merges[{n}]"
+        if isinstance(m, str):
+            parts = m.split(" ")
+        elif isinstance(m, list) and all(isinstance(p, str) for p in m):
+            parts = m
+        else:
+            return f'{here}: {m!r}; expected "a b" or ["a", "b"]'
+        if len(parts) != 2 or not all(parts):
+            return f"{here}: {m!r} is not a merge; expected two tokens"
+        for p in parts:
+            if any(c not in gpt2.CHAR_TO_BYTE for c in p):
+                return f"{here}: token {p!r} contains"
+        out.append((gpt2.to_bytes(parts[0], ""), gpt2.to_bytes(parts[1], "")))
+    for n, (a, b) in enumerate(out):
+        for part in (a, b, a + b):
+            if part not in vocab:
+                return f"model: merge {n} ({a!r}, {b!r}) needs {part!r}"
+    return out
+
+
 @given(st.lists(_MERGE, max_size=6), st.sets(_TEXTS))
-def test_merges_read_by_the_core_are_the_python_loops_property(merges, vocab_texts):
-    # The core's fast path gives what the loop gives, or leaves the merges to the loop.
-    known = {t: gpt2.to_bytes(t, "x") for t in vocab_texts if " " not in t and "中" not in t}
-    outcomes = []
-    for table in (known, types.MappingProxyType(known)):  # the core's path, then the loop's
-        try:
-            outcomes.append(hf._merges({"merges": merges}, "m", table))
-        except FormatError as e:
-            outcomes.append(str(e))
-    assert outcomes[0] == outcomes[1]
-    slow = outcomes[1]
-    regular = all(
-        (isinstance(m, list) and len(m) == 2 and all(p and p in known for p in m))
-        or (
-            isinstance(m, str) and m.count(" ") == 1 and all(p and p in known for p in m.split(" "))
-        )
-        for m in merges
-    )
-    if regular:
-        assert bytepair._core.known_merges(merges, known) == slow
+def test_merges_are_read_by_the_rule_property(tmp_path_factory, merges, vocab_texts):
+    # The core reads the merges of the file's text as the rule says, or refuses the first
+    # that breaks it with the rule's message.
+    doc = _minimal()
+    extra = sorted(t for t in vocab_texts if " " not in t and "中" not in t and len(t) > 1)
+    for text in extra:
+        doc["model"]["vocab"].setdefault(text, len(doc["model"]["vocab"]))
+    doc["model"]["merges"] = merges
+    path = tmp_path_factory.mktemp("merges") / "tokenizer.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    vocab = {t.encode() if t == "<s>" else gpt2.to_bytes(t, "") for t in doc["model"]["vocab"]}
+    want = _merges_rule(merges, vocab)
+    try:
+        got = bytepair.formats.load(path).merges
+    except FormatError as e:
+        assert isinstance(want, str), e
+        assert str(e).startswith(f"{path}: {want}")
+    else:
+        assert got == want
 
 
 @given(st.lists(st.tuples(st.binary(max_size=2), st.binary(max_size=2)), max_size=6))

@@ -113,8 +113,11 @@ def checked_merges(merges: Sequence[Merge], ranks: Mapping[bytes, int]) -> list[
         a, b = bytes(pair[0]), bytes(pair[1])
         for part in (a, b, a + b):
             if part not in ranks:
-                raise VocabError(
-                    f"merge {n} ({a!r}, {b!r}) needs {part!r}, which is not in the vocab"
-                )
+                raise merge_not_in_vocab(n, a, b, part)
         out.append((a, b))
     return out
+
+
+def merge_not_in_vocab(n: int, a: bytes, b: bytes, part: bytes) -> VocabError:
+    """The error of merge ``n`` ``(a, b)``, which needs ``part`` (a side or the join)."""
+    return VocabError(f"merge {n} ({a!r}, {b!r}) needs {part!r}, which is not in the vocab")

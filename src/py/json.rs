@@ -21,7 +21,7 @@ pub fn json_loads<'py>(py: Python<'py>, raw: &[u8]) -> Option<Bound<'py, PyAny>>
 
 /// Builds the Python object of one JSON value.
 #[derive(Clone, Copy)]
-struct PyValue<'py>(Python<'py>);
+pub(super) struct PyValue<'py>(pub(super) Python<'py>);
 
 impl<'de, 'py> DeserializeSeed<'de> for PyValue<'py> {
     type Value = Bound<'py, PyAny>;

@@ -9,12 +9,14 @@ mod errors;
 mod ids;
 mod ints;
 mod json;
+mod model_tables;
 mod model_tokens;
 mod progress;
 mod safe_cut;
 mod split;
 mod stream;
 mod text;
+mod tokenizer_json;
 mod trainer;
 mod utf8;
 
@@ -39,7 +41,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trainer::train_merges, m)?)?;
     m.add_function(wrap_pyfunction!(json::json_loads, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::byte_level_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(model_tokens::known_merges, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::merges_in_vocab, m)?)?;
+    m.add_function(wrap_pyfunction!(tokenizer_json::read_tokenizer_json, m)?)?;
+    m.add_function(wrap_pyfunction!(tokenizer_json::model_tables, m)?)?;
+    m.add_class::<model_tables::PyModelTables>()?;
     Ok(())
 }

@@ -115,9 +115,9 @@ def load(
                 "pattern; do not pass special_tokens= or pattern="
             )
         from bytepair.formats import huggingface, tekken, tokenizer_config
-        from bytepair.formats.jsonfile import read_json
+        from bytepair.formats.jsonfile import read_tokenizer_json
 
-        doc = read_json(path, "a tokenizer.json or a Tekken file")
+        doc = read_tokenizer_json(path, "a tokenizer.json or a Tekken file")
         if tekken.is_tekken(doc):
             vocab, specials, tekken_pattern = tekken.read_data(doc, os.fspath(path))
             name = os.fspath(path)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import regex
 
@@ -28,9 +28,10 @@ from bytepair import pipeline as pl
 from bytepair.errors import FormatError, PatternError, SpecialTokenError, VocabError
 from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
-from bytepair.formats.gpt2 import check_json_ids, to_bytes, to_text
-from bytepair.formats.jsonfile import read_json
+from bytepair.formats.gpt2 import to_bytes, to_text
+from bytepair.formats.jsonfile import read_tokenizer_json
 from bytepair.formats.tokenizer_data import TokenizerData
+from bytepair.vocab import merge_not_in_vocab
 
 # Oniguruma, HF's regex engine, reads `X{1,3}+` as `(?:X{1,3})+`, not as a possessive
 # interval (that is Java syntax only): cl100k's `\p{N}{1,3}+` split "1894" as one piece
@@ -284,7 +285,7 @@ def write(data, path: str | os.PathLike) -> None:
 
 def read(path: str | os.PathLike) -> TokenizerData:
     """Reads a byte-level BPE tokenizer.json, or raises FormatError."""
-    return from_json(read_json(path, "a tokenizer.json"), os.fspath(path))
+    return from_json(read_tokenizer_json(path, "a tokenizer.json"), os.fspath(path))
 
 
 def _get(obj: Mapping, key: str, where: str, kind: type | tuple[type, ...]):
@@ -476,14 +477,14 @@ def _byte_level(node: Mapping, where: str) -> tuple[bool, bool, bool]:
     )
 
 
-def _post_processor(node, where: str, ids: Mapping[str, int]) -> tuple[tuple, bool]:
+def _post_processor(node, where: str, known: Callable[[int], bool]) -> tuple[tuple, bool]:
     if node is None:
         return (), False
     kind = _kind(node, where, "post-processor")
     if kind == "Sequence":
         out = []
         for n, sub in enumerate(_get(node, "processors", where, list)):
-            inner, _ = _post_processor(sub, f"{where}.processors[{n}]", ids)
+            inner, _ = _post_processor(sub, f"{where}.processors[{n}]", known)
             out.extend(inner)
         if sum(isinstance(p, pl.Template) for p in out) > 1:
             raise _refuse(where, "two TemplateProcessing steps", "HF applies only one template")
@@ -491,7 +492,7 @@ def _post_processor(node, where: str, ids: Mapping[str, int]) -> tuple[tuple, bo
     if kind == "ByteLevel":
         return (pl.ByteLevelProcessor(*_byte_level(node, where)),), False
     if kind == "TemplateProcessing":
-        return (_template(node, where, ids),), False
+        return (_template(node, where, known),), False
     raise _refuse(
         f"{where}.type",
         f"post-processor {kind!r}",
@@ -521,7 +522,7 @@ def _template_items(node: Mapping, key: str, where: str) -> tuple[tuple[str, str
     return tuple(items)
 
 
-def _template(node: Mapping, where: str, ids: Mapping[str, int]) -> pl.Template:
+def _template(node: Mapping, where: str, known: Callable[[int], bool]) -> pl.Template:
     single = _template_items(node, "single", where)
     pair = _template_items(node, "pair", where) if "pair" in node else ()
     table = _get(node, "special_tokens", where, dict)
@@ -533,7 +534,7 @@ def _template(node: Mapping, where: str, ids: Mapping[str, int]) -> pl.Template:
         tokens = _get(entry, "tokens", here, list)
         for k, i in enumerate(tids):
             _typed(i, f"{here}.ids[{k}]", int)
-            if i not in ids.values():
+            if not known(i):
                 raise FormatError(f"{here}.ids[{k}]: id {i} is not in the vocabulary")
         specials.append((name, tuple(tids), tuple(_typed(t, here, str) for t in tokens)))
     names = {name for name, _, _ in specials}
@@ -568,34 +569,40 @@ def _decoders(node, where: str) -> tuple[tuple, bool]:
     )
 
 
-def _merges(
-    model: Mapping, where: str, known: Mapping[str, bytes] | None = None
-) -> list[tuple[bytes, bytes]]:
-    """The merges as bytes; ``known`` maps the vocab's token texts to their bytes (a merge's
-    parts are nearly always tokens: one look-up instead of a conversion each)."""
-    known = known or {}
-    merges = _get(model, "merges", where, list)
-    fast = _core.known_merges(merges, known) if type(known) is dict else None
-    if fast is not None:
-        return fast
-    out = []
-    for n, m in enumerate(merges):
-        if type(m) is list and len(m) == 2:  # the common form, checked without a loop
-            a, b = m
-            if type(a) is str and type(b) is str and a in known and b in known:
-                out.append((known[a], known[b]))
-                continue
-        here = f"{where}.merges[{n}]"
-        if isinstance(m, str):
-            parts = m.split(" ")
-        elif isinstance(m, list) and all(isinstance(p, str) for p in m):
-            parts = m
-        else:
-            raise FormatError(f'{here}: {m!r}; expected "a b" or ["a", "b"]')
-        if len(parts) != 2 or not all(parts):
-            raise FormatError(f"{here}: {m!r} is not a merge; expected two tokens")
-        out.append((to_bytes(parts[0], here), to_bytes(parts[1], here)))
-    return out
+def _tables(model: Mapping, mwhere: str) -> _core.ModelTables:
+    """The vocab and merges the core read (``jsonfile.read_tokenizer_json``), or the type
+    error of a vocab that is no object; an id that breaks the rule raises, naming its key."""
+    tables = model.get("vocab")
+    if not isinstance(tables, _core.ModelTables):
+        vocab = _get(model, "vocab", mwhere, dict)
+        raise TypeError(
+            f"{mwhere}.vocab: {type(vocab).__name__}; from_json takes a document "
+            "that jsonfile.read_tokenizer_json read"
+        )
+    error = tables.vocab_error()
+    if error is not None:
+        kind, text, value = error
+        where = f"{mwhere}.vocab"
+        if kind == "id":
+            raise FormatError(f"{where}: key {text!r} has id {value!r}; expected an integer >= 0")
+        raise FormatError(f"{where}: key {text!r} reuses id {value}; ids must be unique")
+    return tables
+
+
+def _check_merges(model: Mapping, mwhere: str, tables: _core.ModelTables) -> None:
+    """Refuses merges that are no array, or one that is not two tokens of GPT-2's alphabet."""
+    if not tables.has_merges():
+        _get(model, "merges", mwhere, list)
+    error = tables.merges_error()
+    if error is None:
+        return
+    kind, n, m = error
+    here = f"{mwhere}.merges[{n}]"
+    if kind == "form":
+        raise FormatError(f'{here}: {m!r}; expected "a b" or ["a", "b"]')
+    if kind == "two":
+        raise FormatError(f"{here}: {m!r} is not a merge; expected two tokens")
+    to_bytes(m, here)  # raises: a text outside the alphabet
 
 
 def _check_model(model: Mapping, mwhere: str) -> bool:
@@ -623,7 +630,7 @@ def _check_model(model: Mapping, mwhere: str) -> bool:
     return bool(_opt(model, "ignore_merges", mwhere, bool, False))
 
 
-def _added_tokens(doc: Mapping, name: str, model_vocab: Mapping[str, int]) -> list[pl.AddedToken]:
+def _added_tokens(doc: Mapping, name: str, model_vocab: _core.ModelTables) -> list[pl.AddedToken]:
     """The added tokens with the ids HF gives them: a token already in the model's vocab
     keeps that id, the others are numbered from the model's size on, in order (HF ignores the
     file's ids, so a file whose ids differ is refused rather than read two ways)."""
@@ -666,7 +673,8 @@ def _added_tokens(doc: Mapping, name: str, model_vocab: Mapping[str, int]) -> li
 
 
 def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
-    """The data of a parsed tokenizer.json; ``name`` is used in error messages."""
+    """The data of a tokenizer.json as ``jsonfile.read_tokenizer_json`` reads it (its
+    model's vocab and merges as the core's tables); ``name`` is used in error messages."""
     if not isinstance(doc, dict):
         raise FormatError(f"{name}: expected a JSON object, got {type(doc).__name__}")
     model = _get(doc, "model", name, dict)
@@ -679,37 +687,35 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
     pre, pre_seq = _pre_tokenizer(doc.get("pre_tokenizer"), f"{name}: pre_tokenizer")
     decoders, dec_seq = _decoders(doc.get("decoder"), f"{name}: decoder")
 
-    raw_vocab = _get(model, "vocab", mwhere, dict)
-    check_json_ids(raw_vocab, f"{mwhere}.vocab")
-    added = _added_tokens(doc, name, raw_vocab)
+    tables = _tables(model, mwhere)
+    added = _added_tokens(doc, name, tables)
     added_by_id = {t.id: t for t in added}
-    vocab: dict[int, bytes] = {}
-    known: dict[str, bytes] = {}
     extra: list[tuple[str, int]] = []
-    vocab_where = f"{mwhere}.vocab: a key"
-    for text, i in raw_vocab.items():
-        tok = added_by_id.get(i)
-        if tok is not None:
-            # An added token that is also in the model's vocab: the model can reach it only
-            # if its text is byte-level (GPT-2's <|endoftext|>); DeepSeek's
-            # <｜begin▁of▁sentence｜> is not, and stays an added token only.
-            as_bytes = _core.byte_level_bytes(text)
-            if as_bytes is not None and as_bytes != tok.content.encode("utf-8"):
-                raise _refuse(
-                    f"{name}: added_tokens[{added.index(tok)}]",
-                    f"the added token {tok.content!r}, which is the model's token {text!r} "
-                    f"(bytes {as_bytes!r}) under another text",
-                    "HF then matches the text and gives the byte token's id",
-                )
-            if as_bytes is None:
-                extra.append((text, i))
-                continue
-            vocab[i] = as_bytes
-            continue
-        vocab[i] = known[text] = to_bytes(text, vocab_where)
-    all_ids = {t: i for t, i in raw_vocab.items()} | {t.content: t.id for t in added}
-    post, post_seq = _post_processor(doc.get("post_processor"), f"{name}: post_processor", all_ids)
-    merges = _merges(model, mwhere, known)
+    for text, i, as_bytes in tables.at_ids(set(added_by_id)):
+        # An added token that is also in the model's vocab: the model can reach it only
+        # if its text is byte-level (GPT-2's <|endoftext|>); DeepSeek's
+        # <｜begin▁of▁sentence｜> is not, and stays an added token only.
+        tok = added_by_id[i]
+        if as_bytes is not None and as_bytes != tok.content.encode("utf-8"):
+            raise _refuse(
+                f"{name}: added_tokens[{added.index(tok)}]",
+                f"the added token {tok.content!r}, which is the model's token {text!r} "
+                f"(bytes {as_bytes!r}) under another text",
+                "HF then matches the text and gives the byte token's id",
+            )
+        if as_bytes is None:
+            extra.append((text, i))
+    unspelt = tables.unspelt(set(added_by_id))
+    if unspelt is not None:
+        to_bytes(unspelt, f"{mwhere}.vocab: a key")  # raises: a text outside the alphabet
+    added_ids = {t.id for t in added}
+    post, post_seq = _post_processor(
+        doc.get("post_processor"),
+        f"{name}: post_processor",
+        lambda i: i in added_ids or (0 <= i < 2**64 and tables.has_id(i)),
+    )
+    _check_merges(model, mwhere, tables)
+    vocab, merges = tables.tokens()
     pipeline = pl.Pipeline(
         normalizers=tuple(normalizers),
         pre_tokenizers=pre,
@@ -743,4 +749,11 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
         pipeline,
         error_names=((VocabError, mwhere), (SpecialTokenError, mwhere), (PatternError, where)),
     )
-    return tokenizer_data.checked(data)
+    return tokenizer_data.checked(data, merges_error=_merges_vocab_error(tables))
+
+
+def _merges_vocab_error(tables: _core.ModelTables) -> VocabError | None:
+    """The core's check that each merge's parts and join are tokens, as ``checked_merges``
+    says it."""
+    error = tables.merges_vocab_error()
+    return None if error is None else merge_not_in_vocab(*error)

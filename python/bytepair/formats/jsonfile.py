@@ -17,8 +17,33 @@ def read_json(path: str | os.PathLike, expected: str) -> object:
     # The core's parser where it gives what Python's gives (src/py/json.rs): twice as fast
     # on a 33 MB tokenizer.json; Python's for the rest, and for the error.
     doc = _core.json_loads(raw)
+    return doc if doc is not None else _python_json(raw, path, expected)
+
+
+def read_tokenizer_json(path: str | os.PathLike, expected: str) -> object:
+    """``read_json`` of a tokenizer.json (or a Tekken file), but for its ``model.vocab`` (an
+    object) and ``model.merges`` (an array): each is the core's ``ModelTables`` of the two,
+    read from the file's bytes (src/py/tokenizer_json.rs: Qwen3.5's file, tables and their
+    checks included, in 0.31-0.48 s against 1.0-1.1 s through Python objects)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    doc = _core.read_tokenizer_json(raw)
     if doc is not None:
         return doc
+    doc = _python_json(raw, path, expected)
+    try:
+        tables = _core.model_tables(raw)
+    except ValueError as e:  # JSON that Python reads and HuggingFace's reader refuses
+        raise FormatError(f"{os.fspath(path)}: not valid JSON ({e}); expected {expected}") from None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if tables is not None and isinstance(model, dict):
+        model["vocab"] = tables
+        if tables.has_merges():
+            model["merges"] = tables
+    return doc
+
+
+def _python_json(raw: bytes, path: str | os.PathLike, expected: str) -> object:
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:

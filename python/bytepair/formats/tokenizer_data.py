@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bytepair import patterns, special
-from bytepair.errors import BytepairError, FormatError
+from bytepair.errors import BytepairError, FormatError, VocabError
 from bytepair.vocab import checked_merges, checked_vocab
 
 if TYPE_CHECKING:
@@ -69,10 +69,13 @@ class TokenizerData:
         return next((name for kind, name in self.error_names if isinstance(error, kind)), None)
 
 
-def checked(data: TokenizerData) -> TokenizerData:
+def checked(data: TokenizerData, merges_error: VocabError | bool | None = False) -> TokenizerData:
     """``data`` with the pattern resolved, the vocab, special tokens and merges checked
     (``bytepair.vocab``, ``bytepair.special``) and the special tokens given their ids.
     An error raises as it is, or as a FormatError naming the file (``error_names``).
+    A reader that checked the merges itself (tokenizer.json's, in the core) gives what it
+    found as ``merges_error``: the error, raised where ``checked_merges`` would raise it,
+    or None for merges that are a list of pairs of the vocab's bytes.
 
     >>> data = checked(TokenizerData({i: bytes([i]) for i in range(256)}, [], ["<s>"]))
     >>> data.special_tokens
@@ -83,7 +86,11 @@ def checked(data: TokenizerData) -> TokenizerData:
         vocab = checked_vocab(data.vocab)
         specials = special.with_ids(data.special_tokens, vocab)
         merges = None
-        if data.merges is not None:
+        if merges_error is not False:
+            if merges_error is not None:
+                raise merges_error
+            merges = data.merges
+        elif data.merges is not None:
             merges = checked_merges(data.merges, {b: i for i, b in vocab.items()})
     except BytepairError as e:
         where = data.error_name(e)
