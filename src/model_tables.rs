@@ -170,9 +170,13 @@ pub fn read_merges(json: &str) -> Result<Vec<Merge>, TableError> {
     Ok(merges)
 }
 
-/// The vocab entries (indices into `vocab.entries`) of each merge's left and right, or the
-/// first merge that needs bytes (its left, its right or their join) that no token has.
-pub fn merge_entries(merges: &[Merge], vocab: &Vocab) -> Result<Vec<(usize, usize)>, TableError> {
+/// The vocab entries (indices into `vocab.entries`) of each merge's left, right and join,
+/// or the first merge that needs bytes (its left, its right or their join) that no token
+/// has.
+pub fn merge_entries(
+    merges: &[Merge],
+    vocab: &Vocab,
+) -> Result<Vec<(usize, usize, usize)>, TableError> {
     let mut tokens: FxHashMap<&[u8], usize> = FxHashMap::default();
     tokens.reserve(vocab.bytes.len());
     for (i, b) in vocab.bytes.iter().enumerate() {
@@ -193,10 +197,10 @@ pub fn merge_entries(merges: &[Merge], vocab: &Vocab) -> Result<Vec<(usize, usiz
         };
         let ia = *tokens.get(a.as_slice()).ok_or_else(|| missing(a))?;
         let ib = *tokens.get(b.as_slice()).ok_or_else(|| missing(b))?;
-        if !tokens.contains_key(joined.as_slice()) {
-            return Err(missing(&joined));
-        }
-        out.push((ia, ib));
+        let iab = *tokens
+            .get(joined.as_slice())
+            .ok_or_else(|| missing(&joined))?;
+        out.push((ia, ib, iab));
     }
     Ok(out)
 }
@@ -537,7 +541,7 @@ mod tests {
                 (b" ".to_vec(), b"a".to_vec())
             ]
         );
-        assert_eq!(merge_entries(&merges, &v), Ok(vec![(0, 1), (3, 0)]));
+        assert_eq!(merge_entries(&merges, &v), Ok(vec![(0, 1, 2), (3, 0, 4)]));
         let err = |json: &str| {
             read_merges(json)
                 .and_then(|m| merge_entries(&m, &v))

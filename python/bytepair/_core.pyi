@@ -20,6 +20,13 @@ class Encoder:
         pattern: str,
         ignore_merges: bool = False,
     ) -> None: ...
+    @staticmethod
+    def from_tables(
+        tables: object,
+        special_tokens: list[tuple[str, int]],
+        pattern: str,
+        ignore_merges: bool = False,
+    ) -> Encoder: ...
     @property
     def vocab_size(self) -> int: ...
     def merges(self) -> list[tuple[bytes, bytes]]: ...

@@ -53,12 +53,14 @@ def with_ids(
         return {}
     if not isinstance(special_tokens, Mapping):
         special_tokens = {token: None for token in checked_names(special_tokens)}
-    ranks = {b: i for i, b in vocab.items()}
+    ranks = None  # bytes -> id, made only for a token without an id (a dict has them all)
     out: dict[str, int] = {}
     next_id = max(vocab) + 1
     for token, i in special_tokens.items():
         _check_name(token, out)
         if i is None:
+            if ranks is None:
+                ranks = {b: i for i, b in vocab.items()}
             i = ranks.get(token.encode("utf-8"))
             if i is None:
                 i, next_id = next_id, next_id + 1

@@ -17,11 +17,22 @@ use thread_local::ThreadLocal;
 /// Ids at or above this are refused: the decoder keeps a dense table indexed by id.
 const MAX_ID: usize = 1 << 26;
 
+/// The merges an encoder is built from, in priority order.
+#[derive(Clone, Copy)]
+pub(super) enum Merges<'a> {
+    /// Each merge's left and right bytes.
+    Bytes(&'a [(Vec<u8>, Vec<u8>)]),
+    /// Each merge's left, right and join as the ids of tokens of the vocab, as a reader
+    /// that looked them up gives them: Qwen3.5's 248,000 merges looked up again by their
+    /// bytes took 0.19 s of a 0.47 s build.
+    Ids(&'a [(TokenId, TokenId, TokenId)]),
+}
+
 /// [`Encoder::build`]: checks the vocab, then fills the tables (BPE from whole characters
 /// only with `char_start`).
 pub(super) fn encoder(
     vocab: Vec<(TokenId, Vec<u8>)>,
-    merges: Option<&[(Vec<u8>, Vec<u8>)]>,
+    merges: Option<Merges<'_>>,
     specials: Vec<(Vec<u8>, TokenId)>,
     pattern: &str,
     ignore_merges: bool,
@@ -71,27 +82,37 @@ pub(super) fn encoder(
     let mut pairs = PairTable::default();
     // Merges mode: the pairs of the table (left, right, priority), for `CharStart`.
     let mut merged = Vec::new();
+    // A repeated merge keeps its first (highest) priority.
+    let mut add = |prio: usize, (ia, ib, iab): (TokenId, TokenId, TokenId)| {
+        if pairs.insert_first(ia, ib, (prio as u32, iab)) {
+            merged.push((ia, ib, prio as u32));
+        }
+    };
     // Rank mode: filled below, in rank order, with each token's canonical merge.
-    if let Some(merges) = merges {
-        let mut ab = Vec::new();
-        for (prio, (a, b)) in merges.iter().enumerate() {
-            ab.clear();
-            ab.extend_from_slice(a);
-            ab.extend_from_slice(b);
-            // A merge into a special token's bytes cannot apply: specials are never
-            // part of a merge.
-            let (Some(&ia), Some(&ib), Some(&iab)) = (
-                ids.get(a.as_slice()),
-                ids.get(b.as_slice()),
-                ids.get(ab.as_slice()),
-            ) else {
-                continue;
-            };
-            // A repeated merge keeps its first (highest) priority.
-            if pairs.insert_first(ia, ib, (prio as u32, iab)) {
-                merged.push((ia, ib, prio as u32));
+    match merges {
+        Some(Merges::Bytes(merges)) => {
+            let mut ab = Vec::new();
+            for (prio, (a, b)) in merges.iter().enumerate() {
+                ab.clear();
+                ab.extend_from_slice(a);
+                ab.extend_from_slice(b);
+                // A merge into a special token's bytes cannot apply: specials are never
+                // part of a merge.
+                if let (Some(&ia), Some(&ib), Some(&iab)) = (
+                    ids.get(a.as_slice()),
+                    ids.get(b.as_slice()),
+                    ids.get(ab.as_slice()),
+                ) {
+                    add(prio, (ia, ib, iab));
+                }
             }
         }
+        Some(Merges::Ids(merges)) => {
+            for (prio, &m) in merges.iter().enumerate() {
+                add(prio, m);
+            }
+        }
+        None => {}
     }
 
     let mut bytes = Vec::new();

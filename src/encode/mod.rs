@@ -182,6 +182,20 @@ impl Encoder {
         pattern: &str,
         ignore_merges: bool,
     ) -> Result<Self, Error> {
+        let merges = merges.map(build::Merges::Bytes);
+        build::encoder(vocab, merges, specials, pattern, ignore_merges, true)
+    }
+
+    /// [`Encoder::build`] of merges given as the ids of their left, right and join, each a
+    /// token of `vocab` (a reader that looked them up, `crate::model_tables`).
+    pub fn build_resolved(
+        vocab: Vec<(TokenId, Vec<u8>)>,
+        merges: &[(TokenId, TokenId, TokenId)],
+        specials: Vec<(Vec<u8>, TokenId)>,
+        pattern: &str,
+        ignore_merges: bool,
+    ) -> Result<Self, Error> {
+        let merges = Some(build::Merges::Ids(merges));
         build::encoder(vocab, merges, specials, pattern, ignore_merges, true)
     }
 
@@ -192,6 +206,7 @@ impl Encoder {
         vocab: Vec<(TokenId, Vec<u8>)>,
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
     ) -> Result<Self, Error> {
+        let merges = merges.map(build::Merges::Bytes);
         build::encoder(vocab, merges, Vec::new(), "gpt2", false, false)
     }
 

@@ -748,6 +748,7 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
         pattern,
         pipeline,
         error_names=((VocabError, mwhere), (SpecialTokenError, mwhere), (PatternError, where)),
+        tables=tables,
     )
     return tokenizer_data.checked(data, merges_error=_merges_vocab_error(tables))
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bytepair import patterns, special
+from bytepair import _core, patterns, special
 from bytepair.errors import BytepairError, FormatError, VocabError
 from bytepair.vocab import checked_merges, checked_vocab
 
@@ -38,6 +38,9 @@ class TokenizerData:
     ``error_names`` says which file (or part of one) to name when building a Tokenizer
     from the data fails: ``(error type, name)`` pairs, first match wins; an error of no
     listed type propagates as it is.
+    ``tables`` are the core's tables that ``vocab`` and ``merges`` were made from (a
+    tokenizer.json's), for ``Tokenizer`` to build its encoder on without reading those
+    objects back; data given other vocab or merges must not keep them.
     """
 
     vocab: Mapping[int, bytes]
@@ -51,6 +54,7 @@ class TokenizerData:
     #: Set by ``checked``: the vocab is a checked dict, the special tokens a dict of ids,
     #: the merges pairs of bytes, the pattern resolved.
     is_checked: bool = False
+    tables: _core.ModelTables | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.merges is None:
