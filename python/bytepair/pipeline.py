@@ -25,7 +25,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import regex
 
@@ -552,8 +552,14 @@ class _Matcher:
         self.by_text: dict[str, AddedToken] = {}
         for text, tok in tokens:
             self.by_text.setdefault(text, tok)
+
+    @cached_property
+    def regex(self):
+        """The search, compiled on the first split: a pipeline whose core matches the added
+        tokens never splits here, and DeepSeek's 1,237 raw tokens took 0.1 s to compile the
+        first time in a process."""
         alternatives = sorted(self.by_text, key=len, reverse=True)
-        self.regex = (
+        return (
             regex.compile("|".join(regex.escape(t) for t in alternatives)) if alternatives else None
         )
 

@@ -56,20 +56,13 @@ def checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
     if not vocab:
         raise VocabError("vocab is empty: it needs at least the 256 single bytes")
     out = dict(vocab)
-    seen = set(out.values())
-    # The common case checked at C speed (0.27 s -> 0.08 s on o200k's 200k tokens); any
-    # other vocab takes the loop, which also names the first bad entry.
-    well_formed = (
-        len(seen) == len(out)
-        and set(map(type, out)) == {int}
-        and min(out) >= 0
-        and set(map(type, out.values())) == {bytes}
-        and b"" not in seen
-    )
-    if not well_formed:
+    # The common case checked by the core (DeepSeek's 128,000 tokens: 9 ms with the copy,
+    # 17 ms in Python's set and type passes); any other vocab takes the loop, which also
+    # names the first bad entry.
+    regular, missing = _core.vocab_check(out)
+    if not regular:
         out = _checked_entries(out)
-        seen = set(out.values())
-    missing = [x for x in range(256) if bytes([x]) not in seen]
+        missing = _core.vocab_check(out)[1]
     if missing:
         raise VocabError(
             f"vocab lacks {len(missing)} single bytes (first: {bytes([missing[0]])!r}); a "

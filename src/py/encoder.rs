@@ -1,5 +1,6 @@
 //! `Encoder`: encode, decode, batches and files, the GIL released for real work.
 
+use super::encoder_ahead::{self, Request};
 use super::errors::{to_py, typed};
 use super::ids::{ids_list, with_ids_buffer};
 use super::ints::Ints;
@@ -53,8 +54,26 @@ pub struct PyEncoder {
     default_policy: SpecialPolicy,
 }
 
+/// The tables' tokens `(id, bytes)` and merges (ids of left, right and join) with ids as
+/// the core takes them, refused as the constructor's conversion of a Python int to an id
+/// refuses it.
+pub(super) fn encoder_input(
+    (tokens, merges): encoder_ahead::Input<'_>,
+) -> Result<encoder_ahead::Owned, String> {
+    let id = |i: u64| TokenId::try_from(i).map_err(|e| e.to_string());
+    let mut vocab = Vec::with_capacity(tokens.len());
+    for (i, b) in tokens {
+        vocab.push((id(i)?, b.to_vec()));
+    }
+    let merges = merges
+        .into_iter()
+        .map(|(a, b, ab)| Ok((id(a)?, id(b)?, id(ab)?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok((vocab, merges))
+}
+
 /// The special tokens as the core takes them: (bytes, id).
-fn specials_bytes(special_tokens: &[(String, TokenId)]) -> Vec<(Vec<u8>, TokenId)> {
+pub(super) fn specials_bytes(special_tokens: &[(String, TokenId)]) -> Vec<(Vec<u8>, TokenId)> {
     special_tokens
         .iter()
         .map(|(s, i)| (s.as_bytes().to_vec(), *i))
@@ -204,7 +223,8 @@ impl PyEncoder {
 
     /// The encoder of a tokenizer.json's `ModelTables` (the `vocab` and `merges` that
     /// `ModelTables.tokens` gives), built from the core's tables: Qwen3.5's 248,000 tokens
-    /// and merges read back out of Python objects took 0.15 s of a 0.48 s build.
+    /// and merges read back out of Python objects took 0.15 s of a 0.48 s build. The build
+    /// `ModelTables.prepare_encoder` started for the same arguments is taken instead.
     #[staticmethod]
     #[pyo3(signature = (tables, special_tokens, pattern, ignore_merges=false))]
     fn from_tables(
@@ -214,29 +234,21 @@ impl PyEncoder {
         pattern: &str,
         ignore_merges: bool,
     ) -> PyResult<Self> {
-        let (tokens, merges) = tables.get().model()?;
-        let built = py.detach(|| {
-            // As the constructor's conversion of a Python int to an id refuses it.
-            let id = |i: u64| TokenId::try_from(i).map_err(|e| e.to_string());
-            let mut vocab = Vec::with_capacity(tokens.len());
-            for (i, b) in tokens {
-                vocab.push((id(i)?, b.to_vec()));
+        let request = Request {
+            special_tokens,
+            pattern: pattern.to_owned(),
+            ignore_merges,
+        };
+        let ahead = tables.get().take_ahead();
+        let built = match py.detach(|| ahead.and_then(|a| a.take(&request))) {
+            Some(built) => built,
+            None => {
+                let input = tables.get().model()?;
+                py.detach(|| encoder_ahead::build(input, &request))
             }
-            let merges = merges
-                .into_iter()
-                .map(|(a, b, ab)| Ok((id(a)?, id(b)?, id(ab)?)))
-                .collect::<Result<Vec<_>, String>>()?;
-            let specials = specials_bytes(&special_tokens);
-            Ok::<_, String>(Encoder::build_resolved(
-                vocab,
-                &merges,
-                specials,
-                pattern,
-                ignore_merges,
-            ))
-        });
+        };
         match built {
-            Ok(built) => PyEncoder::wrap(py, built, &special_tokens),
+            Ok(built) => PyEncoder::wrap(py, built, &request.special_tokens),
             Err(e) => Err(pyo3::exceptions::PyOverflowError::new_err(e)),
         }
     }

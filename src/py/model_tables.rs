@@ -3,17 +3,17 @@
 //! in the order of the file's other checks and takes the tables as Python objects, and for
 //! `Encoder.from_tables`, which builds on them without those objects.
 
+use super::encoder_ahead::{EncoderAhead, Input, Request};
 use crate::model_tables::{self, Merge, TableError, Vocab};
+use crate::TokenId;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use rustc_hash::FxHashSet;
+use std::sync::Mutex;
 
 /// The merges as read (or the first of the wrong form or spelling): each one's bytes, and
 /// the vocab entries of its sides and join (or the first that needs bytes no token has).
 type Merges = Result<(Vec<Merge>, Result<Vec<(usize, usize, usize)>, TableError>), TableError>;
-
-/// The tokens `(id, bytes)` and merges (ids of left, right and join) of an encoder.
-type ModelIds<'a> = (Vec<(u64, &'a [u8])>, Vec<(u64, u64, u64)>);
 
 /// A key of the vocab: its text, its id and the bytes it spells.
 type Key<'py> = (String, u64, Option<Bound<'py, PyBytes>>);
@@ -23,6 +23,18 @@ pub struct PyModelTables {
     vocab: Result<Vocab, TableError>,
     /// `None` when `model.merges` is not an array (the document holds what it is).
     merges: Option<Merges>,
+    /// The encoder `prepare_encoder` started.
+    ahead: Mutex<Option<EncoderAhead>>,
+}
+
+impl Drop for PyModelTables {
+    /// The tables freed on the thread pool: a load drops them as it returns, and freeing
+    /// DeepSeek's 128,000 keys, spellings and merges took 10 ms.
+    fn drop(&mut self) {
+        let vocab = std::mem::replace(&mut self.vocab, Ok(Vocab::default()));
+        let merges = self.merges.take();
+        rayon::spawn(move || drop((vocab, merges)));
+    }
 }
 
 impl PyModelTables {
@@ -43,8 +55,17 @@ impl PyModelTables {
                 };
                 Ok((m, entries))
             });
-            PyModelTables { vocab, merges }
+            PyModelTables {
+                vocab,
+                merges,
+                ahead: Mutex::new(None),
+            }
         })
+    }
+
+    /// The build `prepare_encoder` started, if any (taken: an encoder is built once).
+    pub(super) fn take_ahead(&self) -> Option<EncoderAhead> {
+        self.ahead.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     fn vocab(&self) -> PyResult<&Vocab> {
@@ -57,7 +78,7 @@ impl PyModelTables {
     /// the file's order (the vocab `tokens` gives), and the ids of each merge's left, right
     /// and join; a `ValueError` where a table breaks a rule (the reader refuses such a
     /// file first).
-    pub(super) fn model(&self) -> PyResult<ModelIds<'_>> {
+    pub(super) fn model(&self) -> PyResult<Input<'_>> {
         let v = self.vocab()?;
         let merges = match &self.merges {
             Some(Ok((_, Ok(entries)))) => {
@@ -109,6 +130,27 @@ impl PyModelTables {
             ),
             Err(e) => unreachable!("not a vocab error: {e}"),
         })
+    }
+
+    /// Starts building the encoder `Encoder.from_tables(self, special_tokens, pattern,
+    /// ignore_merges)` gives, for the reader to go on with the tables' Python objects and
+    /// checks meanwhile (tables that break a rule start nothing: `from_tables` refuses them).
+    #[pyo3(signature = (special_tokens, pattern, ignore_merges=false))]
+    fn prepare_encoder(
+        &self,
+        py: Python<'_>,
+        special_tokens: Vec<(String, TokenId)>,
+        pattern: String,
+        ignore_merges: bool,
+    ) {
+        let Ok(input) = self.model() else { return };
+        let request = Request {
+            special_tokens,
+            pattern,
+            ignore_merges,
+        };
+        let ahead = py.detach(|| EncoderAhead::start(input, request));
+        *self.ahead.lock().unwrap_or_else(|e| e.into_inner()) = Some(ahead);
     }
 
     /// Whether `model.merges` is an array (its table was read).
@@ -218,7 +260,7 @@ impl PyModelTables {
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyList>>)> {
         let v = self.vocab()?;
-        let dict = PyDict::new(py);
+        let dict = presized_dict(py, v.entries.len())?;
         let mut objects: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(v.bytes.len());
         for ((_, id), b) in v.entries.iter().zip(&v.bytes) {
             let obj = b.as_ref().map(|b| PyBytes::new(py, b));
@@ -232,7 +274,7 @@ impl PyModelTables {
                 let side = |i: usize| objects[i].clone().expect("a merge side has bytes");
                 let pairs = entries
                     .iter()
-                    .map(|&(a, b, _)| PyTuple::new(py, [side(a), side(b)]))
+                    .map(|&(a, b, _)| merge_tuple(py, side(a), side(b)))
                     .collect::<PyResult<Vec<_>>>()?;
                 Some(PyList::new(py, pairs)?)
             }
@@ -240,7 +282,7 @@ impl PyModelTables {
             Some(Ok((merges, Err(_)))) => {
                 let pairs = merges
                     .iter()
-                    .map(|(a, b)| PyTuple::new(py, [PyBytes::new(py, a), PyBytes::new(py, b)]))
+                    .map(|(a, b)| merge_tuple(py, PyBytes::new(py, a), PyBytes::new(py, b)))
                     .collect::<PyResult<Vec<_>>>()?;
                 Some(PyList::new(py, pairs)?)
             }
@@ -248,5 +290,31 @@ impl PyModelTables {
             None => None,
         };
         Ok((dict, merges))
+    }
+}
+
+/// A merge `(left, right)` as a tuple that Python's collector does not track: two `bytes`
+/// make no cycle, and the collections after a load walked DeepSeek's 128,000 tuples again
+/// and again (the collector untracks such a tuple itself only when it first walks it).
+fn merge_tuple<'py>(
+    py: Python<'py>,
+    a: Bound<'py, PyBytes>,
+    b: Bound<'py, PyBytes>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let pair = PyTuple::new(py, [a, b])?;
+    // SAFETY: `pair` is a live tuple, tracked since it was made; untracking it only leaves
+    // it out of cycle collection, which its items cannot take part in.
+    unsafe { pyo3::ffi::PyObject_GC_UnTrack(pair.as_ptr().cast()) };
+    Ok(pair)
+}
+
+/// An empty dict with room for `n` keys: grown key by key, the dict of DeepSeek's 128,000
+/// was resized 15 times.
+fn presized_dict(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyDict>> {
+    // SAFETY: `_PyDict_NewPresized` returns a new reference to a dict, or null with an
+    // exception set.
+    unsafe {
+        let dict = pyo3::ffi::_PyDict_NewPresized(n as pyo3::ffi::Py_ssize_t);
+        Bound::from_owned_ptr_or_err(py, dict).map(|d| d.cast_into_unchecked())
     }
 }

@@ -715,7 +715,6 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
         lambda i: i in added_ids or (0 <= i < 2**64 and tables.has_id(i)),
     )
     _check_merges(model, mwhere, tables)
-    vocab, merges = tables.tokens()
     pipeline = pl.Pipeline(
         normalizers=tuple(normalizers),
         pre_tokenizers=pre,
@@ -740,6 +739,10 @@ def from_json(doc, name: str = "tokenizer.json") -> TokenizerData:
     except PatternError as e:
         raise FormatError(f"{where}: {e}") from None
     specials = {t.content: t.id for t in added if t.special}
+    # The encoder the Tokenizer asks for, built while the tables' objects are made and
+    # checked (DeepSeek's load: 0.22 -> 0.20 s).
+    tables.prepare_encoder(pl.core_specials(pipeline, specials), pattern, ignore_merges)
+    vocab, merges = tables.tokens()
     # A pattern valid for Python's regex may still be refused by the core's engine.
     data = TokenizerData(
         vocab,
