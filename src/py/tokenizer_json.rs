@@ -20,17 +20,9 @@ pub fn read_tokenizer_json<'py>(
     raw: &[u8],
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let mut found = Found::default();
-    let mut de = serde_json::Deserializer::from_slice(raw);
-    let seed = Doc {
-        py: Some(py),
-        found: &mut found,
-    };
-    let Ok(doc) = seed.deserialize(&mut de) else {
+    let Ok(doc) = read(raw, Some(py), &mut found) else {
         return Ok(None);
     };
-    if de.end().is_err() {
-        return Ok(None);
-    }
     let doc = doc.expect("objects were built");
     let tables = tables(py, &found)?;
     let model = match doc.cast::<PyDict>() {
@@ -68,15 +60,22 @@ pub fn model_tables<'py>(
     raw: &[u8],
 ) -> PyResult<Option<Bound<'py, PyModelTables>>> {
     let mut found = Found::default();
-    let mut de = serde_json::Deserializer::from_slice(raw);
-    let seed = Doc {
-        py: None,
-        found: &mut found,
-    };
-    seed.deserialize(&mut de)
-        .and_then(|_| de.end())
+    read(raw, None, &mut found)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     tables(py, &found)
+}
+
+/// `raw` read through [`Doc`], to its end: the document as Python objects when `py` is
+/// given, and the tables' JSON text in `found`.
+fn read<'de, 'py>(
+    raw: &'de [u8],
+    py: Option<Python<'py>>,
+    found: &mut Found<'de>,
+) -> serde_json::Result<Option<Bound<'py, PyAny>>> {
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let doc = Doc { py, found }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(doc)
 }
 
 fn tables<'py>(py: Python<'py>, found: &Found<'_>) -> PyResult<Option<Bound<'py, PyModelTables>>> {
