@@ -390,13 +390,15 @@ def bench_vocab(name: str, args) -> None:
         bench_corpus(label, text, name, tok, enc, hf, peers, args)
     if args.stream:
         for label, corpus in CORPORA.items():
-            bench_stream(label, corpus, tok, enc, args)
+            bench_stream(label, corpus, tok, enc, peers, args)
 
 
-def bench_stream(label: str, corpus: str, tok, enc, args) -> None:
+def bench_stream(label: str, corpus: str, tok, enc, peers, args) -> None:
     """The 1-thread row on text never seen before: each round a new slice (after the ones
-    the other rows used), encoded by bytepair and tiktoken in turn. The other rows encode
-    the same text round after round, which bytepair's cache of pre-tokens remembers."""
+    the other rows used), encoded by each library in turn, lists against lists (bytepair's
+    `encode_ordinary`, tiktoken, quicktok-v1) and arrays against arrays (bytepair's
+    `encode_to_numpy`, gigatoken's `encode`). The other rows encode the same text round
+    after round, which bytepair's and gigatoken's caches of pre-tokens remember."""
     nbytes = args.mb * 1_000_000
     if corpus == "multilingual":
         # Its 50 slices move on by nbytes / 50 a round within a 50th of the corpus each.
@@ -408,26 +410,43 @@ def bench_stream(label: str, corpus: str, tok, enc, args) -> None:
                 f"rounds encoded ({size / 1e6:.1f} MB in all): use --mb "
                 f"{max(1, size // ((args.runs + 1) * 1_000_000))} for new text in each round"
             )
-    ratios, sizes, times = [], 0, 0.0
+    giga, quick = peers.get("gigatoken"), peers.get("quicktok")
+    calls = {
+        "bytepair": tok.encode_ordinary,
+        "tiktoken": enc.encode_ordinary,
+        "quicktok": quick and quick.encode_ordinary,
+        "bytepair arrays": giga and (lambda d: tok.encode_to_numpy(d, disallowed_special=())),
+        "gigatoken": giga and giga.encode,
+    }
+    calls = {who: call for who, call in calls.items() if call}
+    took: dict[str, list[float]] = {who: [] for who in calls}
+    sizes = 0
     for r in range(args.runs):
         text = text_of(corpus, nbytes, start=(r + 1) * nbytes)
-        took = {}
-        # Who goes first alternates: the first reads the new text from memory. Each gets
+        # Who goes first turns round: the first reads the new text from memory. Each gets
         # str objects of its own: Python keeps a str's UTF-8 once a library asks for it
-        # (tiktoken does), and the other would not start from new text.
-        for who in ("bytepair", "tiktoken")[:: 1 if r % 2 == 0 else -1]:
-            call = tok.encode_ordinary if who == "bytepair" else enc.encode_ordinary
+        # (tiktoken does), and the next would not start from new text.
+        order = list(calls)
+        order = order[r % len(order) :] + order[: r % len(order)]
+        for who in order:
             docs = documents(text)
             t = CLOCK()
-            [call(d) for d in docs]
-            took[who] = CLOCK() - t
-        ratios.append(took["tiktoken"] / took["bytepair"])
+            [calls[who](d) for d in docs]
+            took[who].append(CLOCK() - t)
         sizes += len(text.encode("utf-8"))
-        times += took["bytepair"]
+
+    def over(who: str, base: str) -> str:
+        ratios = [a / b for a, b in zip(took[who], took[base], strict=True)]
+        return f"{who} x{statistics.median(ratios):.1f} ({min(ratios):.1f}-{max(ratios):.1f})"
+
+    cells = [f"bytepair {sizes / sum(took['bytepair']) / 1e6:7.1f} MB/s"]
+    cells += [over(who, "bytepair") for who in ("tiktoken", "quicktok") if who in took]
+    if "gigatoken" in took:
+        arrays = sizes / sum(took["bytepair arrays"]) / 1e6
+        cells += [f"arrays {arrays:.1f} MB/s", over("gigatoken", "bytepair arrays")]
     print(
-        f"  {label + ' stream':<22}bytepair {sizes / times / 1e6:7.1f} MB/s, tiktoken's speed "
-        f"x{statistics.median(ratios):.1f} (a new {args.mb} MB each round, median of "
-        f"{args.runs} rounds' ratios, range {min(ratios):.1f}-{max(ratios):.1f})"
+        f"  {label + ' stream':<22}" + ", ".join(cells) + f" (bytepair over each: a new "
+        f"{args.mb} MB each round, median and range of {args.runs} rounds' ratios)"
     )
 
 
@@ -558,44 +577,85 @@ def bench_pathological(args) -> None:
         )
 
 
+#: Peak RSS in KB of the process so far (ru_maxrss would include the parent's peak, kept
+#: across exec), for the scripts `bench_file` runs.
+HWM = """
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+"""
+
+
 def bench_file(args) -> None:
-    print(f"\nencode_file on {args.file_mb} MB (o200k, all cores): peak RSS of a fresh process")
+    """encode_file on a file of the corpora's documents (separated by <|endoftext|>), on 1
+    thread and on all cores, each in a fresh process for its peak RSS; with --peers also
+    gigatoken's encode_files (its documents split at the separator, which it drops), whose
+    ids are checked equal to bytepair's with the separators taken out."""
+    threads = os.cpu_count() or 1
+    print(f"\nencode_file on {args.file_mb} MB (o200k): wall time, peak RSS of a fresh process")
     with tempfile.TemporaryDirectory() as d:
-        src = Path(d) / "in.txt"
+        src, ids = Path(d) / "in.txt", Path(d) / "ids.npy"
         block = "".join(text_of(c, 2_000_000) for c in CORPORA.values()).encode()
         with open(src, "wb") as f:
             for _ in range(args.file_mb * 1_000_000 // len(block) + 1):
                 f.write(block)
-        script = f"""
+        size = src.stat().st_size
+        ours = f"""
 import time, tiktoken
 from bytepair import Tokenizer
 enc = tiktoken.get_encoding("o200k_base")
 tok = Tokenizer({{r: t for t, r in enc._mergeable_ranks.items()}}, None,
                 special_tokens=enc._special_tokens, pattern="o200k")
-def hwm():  # peak RSS in KB (ru_maxrss would include the parent's peak, kept across exec)
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
+{HWM}
 base = hwm()
 t = time.perf_counter()
-n = tok.encode_file({str(src)!r}, {str(Path(d) / "ids.npy")!r}, progress=False)
-dt = time.perf_counter() - t
-peak = hwm()
-print(n, dt, base, peak)
+n = tok.encode_file({str(src)!r}, {str(ids)!r}, threads=THREADS, progress=False)
+print(n, time.perf_counter() - t, base, hwm())
 """
-        out = subprocess.run(
-            [sys.executable, "-c", script],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=os.environ,
-        )
-        n, dt, base, peak = out.stdout.split()
-        size = src.stat().st_size
-        print(
-            f"  {int(n):,} ids in {float(dt):.1f} s ({size / float(dt) / 1e6:.1f} MB/s); peak "
-            f"RSS {int(peak) / 1024:.0f} MB (tokenizer loaded: {int(base) / 1024:.0f} MB)"
-        )
+        theirs = f"""
+import time, numpy, gigatoken, tiktoken
+eot = tiktoken.get_encoding("o200k_base")._special_tokens["<|endoftext|>"]
+g = gigatoken.Tokenizer.from_tiktoken({str(rank_file("o200k_base"))!r}, pretokenizer="o200k",
+                                      special_tokens={{}})
+{HWM}
+base = hwm()
+t = time.perf_counter()
+docs = g.encode_files(gigatoken.TextFileSource([{str(src)!r}], separator="<|endoftext|>"),
+                      parallel=THREADS > 1)
+dt, peak = time.perf_counter() - t, hwm()
+flat = numpy.concatenate([numpy.asarray(x, dtype=numpy.uint32) for x in docs])
+want = numpy.load({str(ids)!r}).astype(numpy.uint32)
+same = numpy.array_equal(flat, want[want != eot])
+print(len(flat), dt, base, peak, same)
+"""
+
+        def run(script: str, n: int) -> list[str]:
+            code = script.replace("THREADS", str(n))
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ
+            )
+            if out.returncode:
+                raise SystemExit(f"encode_file bench failed:\n{out.stderr}")
+            return out.stdout.split()
+
+        for n in sorted({1, threads}):
+            count, dt, base, peak = run(ours, n)
+            cells = [
+                f"bytepair {size / float(dt) / 1e6:6.1f} MB/s, peak RSS {int(peak) / 1024:.0f} MB "
+                f"(tokenizer {int(base) / 1024:.0f} MB; {int(count):,} ids)"
+            ]
+            if args.peers:
+                _, g_dt, g_base, g_peak, same = run(theirs, n)
+                if same != "True":
+                    raise SystemExit(f"gigatoken's ids differ from bytepair's ({n} threads)")
+                cells.append(
+                    f"gigatoken {size / float(g_dt) / 1e6:6.1f} MB/s, peak RSS "
+                    f"{int(g_peak) / 1024:.0f} MB (tokenizer {int(g_base) / 1024:.0f} MB; "
+                    f"bytepair {float(g_dt) / float(dt):.2f}x, "
+                    f"{int(g_peak) / int(peak):.1f}x less memory)"
+                )
+            print(f"  {n} thread{'s' if n > 1 else ' '}  " + " | ".join(cells))
 
 
 def main() -> None:

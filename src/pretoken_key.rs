@@ -44,6 +44,30 @@ pub fn pack(pretoken: &[u8]) -> Option<u128> {
     Some(bytes | (n as u128) << 120)
 }
 
+/// [`pack`] of `text[start..end]`: where 16 bytes of `text` follow `start` (all but the
+/// end of a text), one load masked to the length instead of `pack`'s jump on the length.
+///
+/// ```
+/// use bytepair::pretoken_key::{pack, pack_within};
+/// let text = b"a word, then more words";
+/// assert_eq!(pack_within(text, 1, 6), pack(b" word"));
+/// ```
+#[inline(always)]
+pub fn pack_within(text: &[u8], start: usize, end: usize) -> Option<u128> {
+    let n = end - start;
+    if n > MAX_LEN {
+        return None;
+    }
+    match text.get(start..start + 16) {
+        Some(wide) => {
+            let bytes = u128::from_le_bytes(wide.try_into().expect("16 bytes"));
+            // n <= 15: the shift is in range.
+            Some(bytes & ((1u128 << (8 * n)) - 1) | (n as u128) << 120)
+        }
+        None => pack(&text[start..end]),
+    }
+}
+
 /// The pre-token of a key, as 16 bytes: the pre-token, zero-padded, then its length.
 #[inline]
 pub fn unpack(key: u128) -> [u8; 16] {
@@ -69,6 +93,7 @@ mod tests {
                     u128::from_le_bytes(b)
                 });
                 assert_eq!(pack(pretoken), want, "{pretoken:?}");
+                assert_eq!(pack_within(&text, start, start + len), want, "{pretoken:?}");
                 if let Some(key) = want {
                     assert_eq!(&unpack(key)[..len], pretoken);
                 }

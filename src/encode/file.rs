@@ -6,6 +6,7 @@
 use super::batch::pool;
 use super::cut::next_cut;
 use super::npy::npy_header;
+use super::pretoken::EncodeTiles;
 use super::{Encoder, IdSink, SpecialPolicy};
 use crate::special::Segment;
 use crate::{Error, Progress, TokenId};
@@ -201,10 +202,11 @@ fn check_in_chunks<'a>(
 }
 
 impl Encoder {
-    /// Encodes one long text in chunks, for files that cannot be cut: after the pre-token that
-    /// ends at or past each `size` bytes, `sink(ids, done)` gets the ids so far (to take
-    /// them away) and how many bytes of `text` they cover; it stops the work by returning
-    /// an error. Memory stays bounded by `size` whatever the length of `text`.
+    /// Encodes one long text in chunks, for files that cannot be cut: past each `size` bytes,
+    /// at the end of the pre-token that passes them (of the splitter's chunk of up to 64
+    /// pre-tokens that does, for a built-in splitter), `sink(ids, done)` gets the ids so far
+    /// (to take them away) and how many bytes of `text` they cover; it stops the work by
+    /// returning an error. Memory stays bounded by `size` whatever the length of `text`.
     /// `text_utf8`, when given, is `text` known to be UTF-8, so a custom regex does not
     /// validate it again. Unlike [`Encoder::encode`], this does not look for disallowed
     /// special tokens: call [`Encoder::check_disallowed`] first (in chunks of its own, if
@@ -222,10 +224,8 @@ impl Encoder {
         let mut next = size;
         let mut stop = None;
         let mut cache = self.cache.get_or_default().borrow_mut();
-        // Encode one pre-token; hand the ids over once past the next chunk.
-        let mut pretoken = |p: &[u8], out: &mut Vec<TokenId>| {
-            self.encode_pretoken(p, &mut cache, out);
-            let done = p.as_ptr() as usize - base + p.len();
+        // Hands the ids over once past the next chunk, `done` bytes of `text` encoded.
+        let mut hand_over = |done: usize, out: &mut Vec<TokenId>| {
             if done >= next {
                 next = done + size;
                 if let Err(e) = sink(out, done) {
@@ -245,9 +245,25 @@ impl Encoder {
                 }
                 Segment::Plain(plain) => {
                     let from = plain.as_ptr() as usize - base;
-                    match text_utf8.and_then(|s| s.get(from..from + plain.len())) {
-                        Some(s) => self.splitter.try_for_each_str(s, |p| pretoken(p, &mut out)),
-                        None => self.splitter.try_for_each(plain, |p| pretoken(p, &mut out)),
+                    let tiled = EncodeTiles {
+                        encoder: self,
+                        text: plain,
+                        cache: &mut cache,
+                        out: &mut out,
+                        after_chunk: |end, out: &mut Vec<TokenId>| hand_over(from + end, out),
+                    };
+                    match self.splitter.with_piece_end(tiled) {
+                        Some(flow) => flow,
+                        None => {
+                            let pretoken = |p: &[u8]| {
+                                self.encode_pretoken(p, &mut cache, &mut out);
+                                hand_over(p.as_ptr() as usize - base + p.len(), &mut out)
+                            };
+                            match text_utf8.and_then(|s| s.get(from..from + plain.len())) {
+                                Some(s) => self.splitter.try_for_each_str(s, pretoken),
+                                None => self.splitter.try_for_each(plain, pretoken),
+                            }
+                        }
                     }
                 }
             };
@@ -331,7 +347,10 @@ mod tests {
                 100,
                 &mut |_, done| {
                     calls += 1;
-                    assert!(done < 200, "kept going after the error: {done}");
+                    // The first hand-over comes at the end of the chunk of pre-tokens
+                    // ("word", " word": 5 bytes at most) that passes 100 bytes.
+                    let chunk = 5 * crate::encode::pretoken::CHUNK;
+                    assert!(done < 100 + chunk, "kept going after the error: {done}");
                     Err(Error::Interrupted)
                 },
             );

@@ -50,6 +50,8 @@ use crate::split::Splitter;
 use crate::{Error, TokenId};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use thread_local::ThreadLocal;
 
@@ -85,7 +87,7 @@ pub use stream::Stream;
 use bpe::SHORT;
 use chars::CharStart;
 use pair_table::PairTable;
-use pretoken::{many_multibyte, EncodeTiles, PrefetchTiles};
+use pretoken::EncodeTiles;
 use pretoken_cache::PretokenCache;
 
 /// Takes the ids of [`Encoder::encode_in_chunks`] so far and how many bytes they cover.
@@ -288,13 +290,9 @@ impl Encoder {
             text,
             cache: &mut cache,
             out,
+            after_chunk: |_, _: &mut Vec<TokenId>| ControlFlow::<Infallible>::Continue(()),
         };
-        let done = if many_multibyte(text) {
-            self.splitter.with_piece_end(PrefetchTiles(tiled))
-        } else {
-            self.splitter.with_piece_end(tiled)
-        };
-        if done.is_none() {
+        if self.splitter.with_piece_end(tiled).is_none() {
             self.splitter.for_each(text, |pretoken| {
                 self.encode_pretoken(pretoken, &mut cache, out)
             });

@@ -65,12 +65,12 @@ impl PretokenCache {
         slot_of(key, CACHE_BITS)
     }
 
-    /// Starts loading the set that `pretoken`'s look-up will read, in this cache or the long
-    /// one: the splitter finds the pre-token before the one before it is encoded, and a set
-    /// is mostly a load from L3 (the caches are 4 MB and 2 MB).
+    /// Starts loading the set that the look-up of `pretoken` (of key `key`, `None` if too
+    /// long for one) will read, in this cache or the long one: the caches are 4 MB and 2 MB,
+    /// and a set is mostly a load from L3.
     #[inline(always)]
-    pub(super) fn prefetch_for(&self, pretoken: &[u8]) {
-        match short_key(pretoken) {
+    pub(super) fn prefetch_keyed(&self, pretoken: &[u8], key: Option<u128>) {
+        match key {
             Some(key) => prefetch(&self.sets[Self::set(key)]),
             None if pretoken.len() <= LONG_MAX => {
                 self.long.prefetch(LongPretokenCache::set_of(pretoken))
