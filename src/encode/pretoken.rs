@@ -12,9 +12,8 @@ use std::ops::ControlFlow;
 
 impl Encoder {
     /// Encodes one pre-token: the cache, then the whole-token look-up, then BPE (pre-tokens with
-    /// a multi-byte character skip the look-up, and those that start with a CJK ideograph
-    /// the cache too: see [`Encoder::encode_non_ascii`]). Only the cache's hit is inlined
-    /// into the splitter's loop; the rest is a call of its own.
+    /// a multi-byte character skip the look-up: see [`Encoder::encode_non_ascii`]). Only the
+    /// cache's hit is inlined into the splitter's loop; the rest is a call of its own.
     #[inline(always)]
     pub(super) fn encode_pretoken(
         &self,
@@ -37,10 +36,6 @@ impl Encoder {
         let Some(key) = key else {
             return self.encode_long_pretoken(pretoken, cache, out);
         };
-        // Pre-tokens that start with a CJK ideograph skip the cache (see `encode_non_ascii`).
-        if matches!(pretoken[0], 0xE4..=0xE9) && self.chars.is_some() {
-            return self.encode_non_ascii(pretoken, Some(key), cache, out);
-        }
         let index = PretokenCache::set(key);
         let set = &mut cache.sets[index].0;
         if set[0].key() != key {
@@ -90,9 +85,8 @@ impl Encoder {
     }
 
     /// A pre-token of 16 bytes or more: through the long pre-token cache up to
-    /// [`LONG_MAX`] bytes, but for those that start with a CJK ideograph (as short ones, see
-    /// [`Encoder::encode_non_ascii`]: Chinese runs of Han characters are mostly new, and BPE
-    /// from characters merges few pairs in them).
+    /// [`LONG_MAX`] bytes, but for those that start with a CJK ideograph: Chinese runs of
+    /// Han characters are mostly new, and BPE from characters merges few pairs in them.
     #[inline(never)]
     pub(super) fn encode_long_pretoken(
         &self,
@@ -134,14 +128,6 @@ impl Encoder {
     /// in tiktoken's vocabularies), so the result is the same, and the table's cache miss
     /// (8 MB under o200k) is saved while BPE from characters starts from a table in L2
     /// (256 KB): o200k Chinese 1.05-1.13x as fast as with the look-up (paired runs).
-    ///
-    /// Pre-tokens that start with a CJK ideograph (first bytes 0xE4-0xE9: U+4000-U+9FFF) come
-    /// here without trying the pre-token cache. Chinese has tens of thousands of distinct
-    /// short pre-tokens, so a hit is mostly a load from L3, and BPE from characters costs
-    /// less: most Han characters are one token and few pairs merge (0.3 a pre-token under
-    /// o200k); o200k Chinese 1.13x as fast as through the cache. Other non-ASCII pre-tokens
-    /// keep the cache: in Arabic, Cyrillic or Hangul a pre-token merges many times, and a hit
-    /// pays (the multilingual corpus ran at 0.82x under o200k without it).
     #[inline(never)]
     pub(super) fn encode_non_ascii(
         &self,
@@ -260,9 +246,8 @@ mod tests {
     fn non_ascii_pretokens_take_a_whole_token_only_where_tiktoken_does() {
         // Rank mode: no merge builds these (the vocab has no token of two bytes), but
         // tiktoken's rule gives a pre-token equal to one its id. Non-ASCII pre-tokens skip the
-        // whole-token table, so this checks the road they take instead, for a pre-token that
-        // starts with a CJK ideograph (no pre-token cache), another short one (through the
-        // cache, twice: miss then hit) and one past 15 bytes.
+        // whole-token table, so this checks the road they take instead, for short ones
+        // (through the cache, twice: miss then hit) and one past 15 bytes.
         let long = "中文中文中文".as_bytes();
         let mut vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
         vocab.extend([
@@ -272,6 +257,7 @@ mod tests {
         ]);
         let enc = Encoder::new(vocab, None, vec![], r"\S+|\s+").unwrap();
         assert!(enc.chars.is_some());
+        assert_eq!(enc.encode_ordinary("中文".as_bytes()), vec![256]);
         assert_eq!(enc.encode_ordinary("中文".as_bytes()), vec![256]);
         assert_eq!(enc.encode_ordinary("éé".as_bytes()), vec![257]);
         assert_eq!(enc.encode_ordinary("éé".as_bytes()), vec![257]);
