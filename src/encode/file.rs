@@ -221,11 +221,11 @@ fn check_in_chunks<'a>(
 }
 
 impl Encoder {
-    /// Encodes one long text in chunks, for files that cannot be cut: past each `size` bytes,
-    /// at the end of the pre-token that passes them (of the splitter's chunk of up to 64
-    /// pre-tokens that does, for a built-in splitter), `sink(ids, done)` gets the ids so far
-    /// (to take them away) and how many bytes of `text` they cover; it stops the work by
-    /// returning an error. Memory stays bounded by `size` whatever the length of `text`.
+    /// Encodes one long text in chunks, for files that cannot be cut: each time the ids cover
+    /// `size` more bytes (at the end of a pre-token; with a built-in splitter, at the end of
+    /// its chunk of up to 64 pre-tokens), `sink(ids, done)` gets the ids so far (to take them
+    /// away) and how many bytes of `text` they cover; it stops the work by returning an
+    /// error. Memory stays bounded by `size` whatever the length of `text`.
     /// `text_utf8`, when given, is `text` known to be UTF-8, so a custom regex does not
     /// validate it again. Unlike [`Encoder::encode`], this does not look for disallowed
     /// special tokens: call [`Encoder::check_disallowed`] first (in chunks of its own, if
