@@ -68,7 +68,7 @@ impl PretokenCache {
     }
 
     /// Starts loading the set that the look-up of `pretoken` (of key `key`, `None` if too
-    /// long for one) will read, in this cache or the long one: the caches are 8 MB and 2 MB,
+    /// long for one) will read, in this cache or the long one: the caches are 8 MB each,
     /// and a set is mostly a load from L3.
     #[inline(always)]
     pub(super) fn prefetch_keyed(&self, pretoken: &[u8], key: Option<u128>) {
