@@ -17,6 +17,7 @@ threads, so batch speed-ups then read as about 1x).
 from __future__ import annotations
 
 import argparse
+import itertools
 import lzma
 import os
 import statistics
@@ -27,13 +28,17 @@ import time
 import unicodedata
 from pathlib import Path
 
+# numpy's OpenBLAS otherwise starts a spinning thread per core on import, which took CPU
+# from whichever library ran first (0.1 s of CPU time, 15% of the first round's wall time).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
 DATA = Path(os.environ.get("BYTEPAIR_DATA", "/work/data"))
 VOCABS = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
-# Rank files of extended vocabularies with their own patterns (fancy-regex, no hand-written
-# splitter yet): (rank file, pattern, special tokens) from load_published(); and DeepSeek's
-# tokenizer.json, against HF tokenizers on the same file.
+# Rank files of extended vocabularies with their own patterns: (rank file, pattern, special
+# tokens) from load_published(); and DeepSeek's tokenizer.json, against HF tokenizers on the
+# same file.
 PUBLISHED = ("llama3", "qwen3.5", "tekken", "deepseek")
 LLAMA3_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
@@ -327,22 +332,24 @@ def load_hf(name: str):
     return HF.from_file(str(SHARED / "fixtures" / "tokenizers" / "gpt2" / "tokenizer.json"))
 
 
-def compare(label: str, nbytes: int, calls: dict, runs: int) -> dict[str, float | None]:
+def compare(label: str, nbytes: int, calls: dict, runs: int, clock=None) -> dict[str, float | None]:
     """Times each library's call and prints MB/s (medians) and bytepair's ratio over each.
     bytepair, tiktoken and the peers take turns in every round, and a ratio is the median of
     the rounds' ratios: this VM's speed drifts within seconds, so back-to-back medians per
     library can disagree by more than the effect measured. HF, 10-30x slower, runs after
     the rounds (between them, its memory churn left the others' caches cold), and its
-    ratio is of the medians. `calls` maps a library to its call, or None (not run)."""
+    ratio is of the medians. `calls` maps a library to its call, or None (not run); `clock`
+    overrides --cpu's choice (batches: wall time, as CPU time adds up the threads)."""
+    clock = clock or CLOCK
     live = {who: fn for who, fn in calls.items() if fn is not None}
     for fn in live.values():
         fn()  # untimed: the first run also grows the heap and fills the caches
     times: dict[str, list[float]] = {who: [] for who in live}
 
     def run(who: str) -> None:
-        t = CLOCK()
+        t = clock()
         live[who]()
-        times[who].append(CLOCK() - t)
+        times[who].append(clock() - t)
 
     turns = [who for who in live if who != "HF"]
     for _ in range(runs):
@@ -363,7 +370,7 @@ def compare(label: str, nbytes: int, calls: dict, runs: int) -> dict[str, float 
         elif who != "bytepair":
             ratio = f" (bytepair {secs / median['bytepair']:.1f}x)"
         cells.append(f"{who} {nbytes / secs / 1e6:7.1f} MB/s{ratio}")
-    print(f"  {label:<22}" + " | ".join(cells))
+    print(f"  {label:<24}" + " | ".join(cells))
     return median
 
 
@@ -445,7 +452,7 @@ def bench_stream(label: str, corpus: str, tok, enc, peers, args) -> None:
         arrays = sizes / sum(took["bytepair arrays"]) / 1e6
         cells += [f"arrays {arrays:.1f} MB/s", over("gigatoken", "bytepair arrays")]
     print(
-        f"  {label + ' stream':<22}" + ", ".join(cells) + f" (bytepair over each: a new "
+        f"  {label + ' stream':<24}" + ", ".join(cells) + f" (bytepair over each: a new "
         f"{args.mb} MB each round, median and range of {args.runs} rounds' ratios)"
     )
 
@@ -469,7 +476,7 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, peers, args) ->
                 raise SystemExit(f"{name} {label}: HF tokenizers and tiktoken disagree")
     loop = lambda: [tok.encode_ordinary(d) for d in docs]  # noqa: E731
     batch_call = lambda: tok.encode_batch(docs, disallowed_special=())  # noqa: E731
-    one = compare(
+    compare(
         f"{label} 1 thread",
         n,
         {
@@ -479,7 +486,7 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, peers, args) ->
             "HF": hf and (lambda: [hf.encode(d, add_special_tokens=False) for d in docs]),
         },
         args.runs,
-    )["bytepair"]
+    )
     if args.one_thread:
         return
     # encode with the default policy (specials raise), as most callers use it: the corpora
@@ -508,17 +515,25 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, peers, args) ->
         },
         args.runs,
     )
-    batch = compare(
-        f"{label} batch x{threads}",
-        n,
-        {
-            "bytepair": batch_call,
-            "tiktoken": lambda: enc.encode_ordinary_batch(docs, num_threads=threads),
-            "gigatoken": giga and (lambda: giga.encode_batch(docs)),
-            "HF": hf and (lambda: hf.encode_batch(docs, add_special_tokens=False)),
-        },
-        args.runs,
-    )["bytepair"]
+    # Batches on all cores, in wall time: lists against lists (gigatoken's lists are
+    # `encode_batch_list`), then flat arrays of ids and offsets against the same, each
+    # library's ids checked on documents from across the text first.
+    arrays_call = lambda: tok.encode_batch_to_numpy(docs, disallowed_special=())  # noqa: E731
+    lists = {
+        "bytepair": batch_call,
+        "tiktoken": lambda: enc.encode_ordinary_batch(docs, num_threads=threads),
+        "gigatoken": giga and (lambda: giga.encode_batch_list(docs)),
+        "HF": hf and (lambda: hf.encode_batch(docs, add_special_tokens=False)),
+    }
+    arrays = {
+        "bytepair": arrays_call,
+        "gigatoken": giga and (lambda: giga.encode_batch(docs)),
+        "quicktok": quick and (lambda: quick.encode_batch(docs, threads)),
+        "HF": None,
+    }
+    check_batches(name, label, docs[:: max(1, len(docs) // 50)], tok, giga, quick)
+    batch = compare(f"{label} batch x{threads}", n, lists, args.runs, time.perf_counter)
+    compare(f"{label} arrays x{threads}", n, arrays, args.runs, time.perf_counter)
     # The speed-up from paired runs (a loop, then a batch, alternating): on this shared VM
     # two separate medians of wall time can disagree by more than the effect measured.
     # Each round also measures what the machine gives `threads` threads right then.
@@ -527,14 +542,31 @@ def bench_corpus(label: str, text: str, name: str, tok, enc, hf, peers, args) ->
         ratios.append(wall(loop) / wall(batch_call))
         ceiling.append(machine_scaling(threads))
     print(
-        f"  {'':<18}bytepair batch / 1 thread: {one / batch:.2f}x "
-        f"(paired runs, median of {args.runs}: {statistics.median(ratios):.2f}x, "
+        f"  {'':<18}bytepair batch {n / batch['bytepair'] / 1e6:.1f} MB/s / 1 thread "
+        f"(paired runs in wall time, median of {args.runs}: {statistics.median(ratios):.2f}x, "
         f"range {min(ratios):.2f}-{max(ratios):.2f}; in the same rounds SHA-256 on "
         f"{threads} threads / 1: {statistics.median(ceiling):.2f}x, "
         f"range {min(ceiling):.2f}-{max(ceiling):.2f})"
     )
     one_string = median_time(lambda: tok.encode_ordinary(text), args.runs)
     print(f"  {'':<18}bytepair on the whole text as one string: {n / one_string / 1e6:.1f} MB/s")
+
+
+def check_batches(name: str, label: str, docs: list[str], tok, giga, quick) -> None:
+    """Every batch call's ids against bytepair's `encode_ordinary`, before any is timed."""
+    want = [tok.encode_ordinary(d) for d in docs]
+    got = {"bytepair": tok.encode_batch(docs, disallowed_special=())}
+    ids, offsets = tok.encode_batch_to_numpy(docs, disallowed_special=())
+    got["bytepair arrays"] = [ids[a:b].tolist() for a, b in itertools.pairwise(offsets)]
+    if giga is not None:
+        got["gigatoken lists"] = giga.encode_batch_list(docs)
+        got["gigatoken"] = [list(map(int, d)) for d in giga.encode_batch(docs)]
+    if quick is not None:
+        ids, offsets = quick.encode_batch(docs, 2)
+        got["quicktok"] = [ids[a:b].tolist() for a, b in itertools.pairwise(offsets)]
+    for who, ids in got.items():
+        if ids != want:
+            raise SystemExit(f"{name} {label}: {who}'s batch ids differ from encode_ordinary")
 
 
 def bench_pathological(args) -> None:
