@@ -625,6 +625,7 @@ def bench_file(args) -> None:
     gigatoken's encode_files (its documents split at the separator, which it drops), whose
     ids are checked equal to bytepair's with the separators taken out."""
     threads = os.cpu_count() or 1
+    load_tiktoken("o200k_base")  # and TIKTOKEN_CACHE_DIR for the processes below
     print(f"\nencode_file on {args.file_mb} MB (o200k): wall time, peak RSS of a fresh process")
     with tempfile.TemporaryDirectory() as d:
         src, ids = Path(d) / "in.txt", Path(d) / "ids.npy"

@@ -208,6 +208,29 @@ def test_encode_file_with_a_custom_pattern_in_chunks(tmp_path, bad_utf8):
     assert sorted(os.listdir(tmp_path)) == ["ids.npy", "in.txt"]
 
 
+def test_encode_file_reports_the_first_disallowed_special_token(toks, tmp_path):
+    """Two threads encode the chunks out of order; the error is the first disallowed token
+    in the file's order (in the second chunk, another in the fourth), and no file is left."""
+
+    def plain(corpus: str, n: int) -> bytes:
+        return corpus_sample(corpus, n).replace(b"<|endoftext|>", b"")
+
+    data = (
+        plain("en-prose", 1_500_000)
+        + b"<|fim_prefix|>"
+        + plain("code", 2_000_000)
+        + b"<|endoftext|>"
+        + plain("zh-prose", 2_000_000)
+    )
+    src = tmp_path / "in.txt"
+    src.write_bytes(data)
+    with pytest.raises(DisallowedSpecialError, match="fim_prefix"):
+        toks["cl100k_base"].encode_file(
+            src, tmp_path / "no.npy", allowed_special=(), disallowed_special="all", threads=2
+        )
+    assert sorted(os.listdir(tmp_path)) == ["in.txt"]
+
+
 def test_encode_file_empty_and_errors(tmp_path):
     tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
     src, out = tmp_path / "empty.txt", tmp_path / "ids.npy"

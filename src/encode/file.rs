@@ -1,35 +1,50 @@
 //! Files to `.npy`: a memory-mapped file cut at safe cuts (see `cut`) into chunks encoded
-//! on a thread pool, in waves, written as they finish. A file with no safe cut (a custom
-//! pattern) is encoded on one thread in chunks ([`Encoder::encode_in_chunks`]), writing the
-//! ids of each chunk as it goes.
+//! on a thread pool, a few at a time, written in order as they finish. A file with no safe
+//! cut (a custom pattern) is encoded on one thread in chunks
+//! ([`Encoder::encode_in_chunks`]), writing the ids of each chunk as it goes.
 
 use super::batch::pool;
 use super::cut::next_cut;
 use super::npy::npy_header;
 use super::pretoken::EncodeTiles;
+use super::write_behind::WriteBehind;
 use super::{Encoder, IdSink, SpecialPolicy};
 use crate::special::Segment;
 use crate::{Error, Progress, TokenId};
-use rayon::prelude::*;
 use std::io::{Seek, SeekFrom, Write};
 use std::ops::ControlFlow;
 use std::path::Path;
 
 /// Input bytes per chunk of `encode_file`: big enough to amortize the thread hand-off, small
-/// enough that a wave of chunks and their ids stays far below the 300 MB budget.
+/// enough that the chunks in flight and their ids stay far below the 300 MB budget.
 const FILE_CHUNK: usize = 1 << 20;
-/// Chunks encoded per wave, per thread.
-const CHUNKS_PER_THREAD: usize = 4;
+/// Chunks in flight (being encoded, or encoded and waiting for their turn to be written) per
+/// thread. A thread takes the next chunk as soon as it is done with one, so none waits for
+/// the others' chunks, nor for the writer.
+const IN_FLIGHT_PER_THREAD: usize = 2;
 /// A chunk longer than this (no safe cut near FILE_CHUNK) is encoded on its own, in chunks,
-/// instead of whole in a wave: its ids could fill memory, and Ctrl-C would wait for it.
+/// instead of whole on a thread of the pool: its ids could fill memory, and Ctrl-C would
+/// wait for it.
 const LONG_CHUNK: usize = 4 * FILE_CHUNK;
 /// The page size `madvise` rounds to.
 const PAGE: usize = 4096;
 
+/// The buffers of one chunk in flight, reused from chunk to chunk: the heap holds those of
+/// the chunks in flight, whatever the size of the file.
+#[derive(Default)]
+struct ChunkBuffers {
+    ids: Vec<TokenId>,
+    /// The ids as the array's bytes, made by the thread that encoded them.
+    bytes: Vec<u8>,
+}
+
+/// What a worker sends back: the chunk's number, how its encoding went, its buffers.
+type Finished = (usize, std::thread::Result<Result<(), Error>>, ChunkBuffers);
+
 /// Encodes a file into a NumPy `.npy` array of ids (uint16 when the vocab fits, else uint32),
 /// written atomically. `progress(done_bytes, total_bytes)` ([`crate::Progress`]) is called
-/// after every wave; `false` stops the work with [`Error::Interrupted`]. Returns the number
-/// of tokens.
+/// after every chunk written; `false` stops the work with [`Error::Interrupted`]. Returns the
+/// number of tokens.
 pub fn encode_file(
     enc: &Encoder,
     path: &Path,
@@ -74,22 +89,14 @@ pub fn encode_file(
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let f = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let mut w = WriteBehind::new(f).map_err(|e| io(&tmp, e))?;
         w.write_all(&npy_header(wide, 0)).map_err(|e| io(&tmp, e))?;
         let pool = pool(threads)?;
-        let per_wave = pool.current_num_threads() * CHUNKS_PER_THREAD;
+        let window = pool.current_num_threads() * IN_FLIGHT_PER_THREAD;
         let mut count = 0u64;
-        let mut pos = 0usize;
-        let mut bytes = Vec::new();
-        let mut write = |ids: &[TokenId]| -> Result<(), Error> {
-            count += ids.len() as u64;
-            bytes.clear();
-            if wide {
-                bytes.extend(ids.iter().flat_map(|i| i.to_le_bytes()));
-            } else {
-                bytes.extend(ids.iter().flat_map(|&i| (i as u16).to_le_bytes()));
-            }
-            w.write_all(&bytes).map_err(|e| io(&tmp, e))
+        let mut write = |buffers: &ChunkBuffers| -> Result<(), Error> {
+            count += buffers.ids.len() as u64;
+            w.write_all(&buffers.bytes).map_err(|e| io(&tmp, e))
         };
         // Drop the pages before `done`, so resident memory stays flat on huge files.
         let release = |done: usize| {
@@ -104,45 +111,93 @@ pub fn encode_file(
                 }
             }
         };
-        while pos < text.len() {
-            // A wave of chunks for the pool, ended early by a chunk too long to hold.
-            let mut chunks = Vec::with_capacity(per_wave);
-            let mut long = None;
-            while chunks.len() < per_wave && pos < text.len() {
-                let end = next_cut(enc, text, pos + FILE_CHUNK);
-                if end - pos > LONG_CHUNK {
-                    long = Some(pos..end);
-                    pos = end;
-                    break;
+        let (tx, rx) = std::sync::mpsc::channel::<Finished>();
+        let mut free: Vec<ChunkBuffers> = (0..window).map(|_| ChunkBuffers::default()).collect();
+        // The chunks in flight, from the next to write: their ends, and their buffers once
+        // encoded.
+        let mut flight: std::collections::VecDeque<(usize, Option<Finished>)> = Default::default();
+        let (mut pos, mut submitted, mut written) = (0usize, 0usize, 0usize);
+        let mut failed: Option<Error> = None;
+        let mut long: Option<std::ops::Range<usize>> = None;
+        pool.in_place_scope(|scope| -> Result<(), Error> {
+            loop {
+                // Keep every buffer at work, up to a chunk too long to hold (done here, on
+                // this thread, once the chunks before it are written).
+                while failed.is_none() && long.is_none() && pos < text.len() && !free.is_empty() {
+                    let end = next_cut(enc, text, pos + FILE_CHUNK);
+                    if end - pos > LONG_CHUNK {
+                        long = Some(pos..end);
+                        break;
+                    }
+                    let (chunk, mut buffers) = (&text[pos..end], free.pop().expect("not empty"));
+                    let (tx, at) = (tx.clone(), submitted);
+                    scope.spawn(move |_| {
+                        let went = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            encode_chunk(enc, chunk, policy, wide, &mut buffers)
+                        }));
+                        // The receiver waits for every chunk it sent out.
+                        let _ = tx.send((at, went, buffers));
+                    });
+                    flight.push_back((end, None));
+                    (pos, submitted) = (end, submitted + 1);
                 }
-                chunks.push(&text[pos..end]);
-                pos = end;
+                if written == submitted {
+                    let Some(range) = long.take().filter(|_| failed.is_none()) else {
+                        return Ok(());
+                    };
+                    // A long chunk (no safe cut, as with a custom pattern) on this thread, in
+                    // chunks: its ids are written and Ctrl-C is seen every FILE_CHUNK bytes.
+                    let start = range.start;
+                    let chunk = &text[range.clone()];
+                    let utf8 = check_in_chunks(enc, chunk, policy, FILE_CHUNK, &mut |done| {
+                        release(start + done);
+                        progress(start as u64, text.len() as u64)
+                    })?;
+                    let mut buffers = ChunkBuffers::default();
+                    enc.encode_in_chunks(chunk, utf8, policy, FILE_CHUNK, &mut |ids, done| {
+                        std::mem::swap(&mut buffers.ids, ids);
+                        array_bytes(&buffers.ids, wide, &mut buffers.bytes);
+                        write(&buffers)?;
+                        std::mem::swap(&mut buffers.ids, ids);
+                        ids.clear();
+                        release(start + done);
+                        progress((start + done) as u64, text.len() as u64)
+                    })?;
+                    pos = range.end;
+                    release(pos);
+                    progress(pos as u64, text.len() as u64)?;
+                    continue;
+                }
+                let done = rx.recv().expect("each chunk sent out is sent back");
+                let at = done.0 - written;
+                flight[at].1 = Some(done);
+                // Write the chunks that are next in order; after a failure, only take their
+                // buffers back, so that every chunk in flight is waited for.
+                while let Some((end, Some(_))) = flight.front() {
+                    let end = *end;
+                    let (_, Some((_, went, buffers))) = flight.pop_front().expect("front") else {
+                        unreachable!("checked above")
+                    };
+                    written += 1;
+                    if failed.is_none() {
+                        let went = match went {
+                            Ok(went) => went,
+                            Err(panic) => std::panic::resume_unwind(panic),
+                        };
+                        let wrote = went.and_then(|()| write(&buffers)).and_then(|()| {
+                            release(end);
+                            progress(end as u64, text.len() as u64)
+                        });
+                        failed = wrote.err();
+                    }
+                    free.push(buffers);
+                }
             }
-            let ids: Vec<Result<Vec<TokenId>, Error>> =
-                pool.install(|| chunks.par_iter().map(|c| enc.encode(c, policy)).collect());
-            for ids in ids {
-                write(&ids?)?;
-            }
-            // A long chunk (no safe cut, as with a custom pattern) on this thread, in chunks:
-            // its ids are written and Ctrl-C is seen every FILE_CHUNK bytes.
-            if let Some(range) = long {
-                let start = range.start;
-                let chunk = &text[range];
-                let utf8 = check_in_chunks(enc, chunk, policy, FILE_CHUNK, &mut |done| {
-                    release(start + done);
-                    progress(start as u64, text.len() as u64)
-                })?;
-                enc.encode_in_chunks(chunk, utf8, policy, FILE_CHUNK, &mut |ids, done| {
-                    write(ids)?;
-                    ids.clear();
-                    release(start + done);
-                    progress((start + done) as u64, text.len() as u64)
-                })?;
-            }
-            release(pos);
-            progress(pos as u64, text.len() as u64)?;
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
         }
-        let mut f = w.into_inner().map_err(|e| io(&tmp, e.into_error()))?;
+        let mut f = w.finish().map_err(|e| io(&tmp, e))?;
         f.seek(SeekFrom::Start(0)).map_err(|e| io(&tmp, e))?;
         f.write_all(&npy_header(wide, count))
             .map_err(|e| io(&tmp, e))?;
@@ -158,6 +213,31 @@ pub fn encode_file(
             let _ = std::fs::remove_file(&tmp);
             Err(e)
         }
+    }
+}
+
+/// Encodes one chunk into `buffers`: its ids, and those as the array's bytes (uint32 if
+/// `wide`, else uint16, little-endian).
+fn encode_chunk(
+    enc: &Encoder,
+    chunk: &[u8],
+    policy: &SpecialPolicy,
+    wide: bool,
+    buffers: &mut ChunkBuffers,
+) -> Result<(), Error> {
+    buffers.ids.clear();
+    enc.encode_into(chunk, policy, &mut buffers.ids)?;
+    array_bytes(&buffers.ids, wide, &mut buffers.bytes);
+    Ok(())
+}
+
+/// `ids` as the array's bytes, into `bytes` (cleared first).
+fn array_bytes(ids: &[TokenId], wide: bool, bytes: &mut Vec<u8>) {
+    bytes.clear();
+    if wide {
+        bytes.extend(ids.iter().flat_map(|i| i.to_le_bytes()));
+    } else {
+        bytes.extend(ids.iter().flat_map(|&i| (i as u16).to_le_bytes()));
     }
 }
 

@@ -75,6 +75,7 @@ mod staged;
 mod stream;
 #[cfg(test)]
 mod test_vocab;
+mod write_behind;
 
 pub use batch::{encode_batch, encode_batch_each, pool, ChunkIds};
 pub use cut::is_safe_cut;
