@@ -6,6 +6,7 @@
 //! more); each is BPE from whole characters with several merges, 2,400 instructions on
 //! average. Repeated ones are answered from here instead.
 
+use super::zeroed_table::{Zeroed, ZeroedTable};
 use crate::prefetch::prefetch;
 use crate::TokenId;
 
@@ -33,6 +34,9 @@ struct LongSlot {
 
 const _: () = assert!(std::mem::size_of::<LongSlot>() == 128);
 
+// SAFETY: a zeroed slot is empty (length 0).
+unsafe impl Zeroed for LongSlot {}
+
 impl Default for LongSlot {
     fn default() -> Self {
         LongSlot {
@@ -47,13 +51,13 @@ impl Default for LongSlot {
 /// A 2-way set-associative cache of pre-tokens of 16 to [`LONG_MAX`] bytes and their ids;
 /// a new pre-token evicts the less recently used of its set.
 pub(super) struct LongPretokenCache {
-    sets: Vec<[LongSlot; 2]>,
+    sets: ZeroedTable<[LongSlot; 2]>,
 }
 
 impl Default for LongPretokenCache {
     fn default() -> Self {
         LongPretokenCache {
-            sets: vec![[LongSlot::default(); 2]; 1 << LONG_BITS],
+            sets: ZeroedTable::new(1 << LONG_BITS),
         }
     }
 }

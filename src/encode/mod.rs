@@ -76,6 +76,7 @@ mod stream;
 #[cfg(test)]
 mod test_vocab;
 mod write_behind;
+mod zeroed_table;
 
 pub use batch::{encode_batch, encode_batch_each, pool, ChunkIds};
 pub use cut::is_safe_cut;

@@ -3,6 +3,7 @@
 use super::chars::Scratch;
 use super::long_pretoken_cache::{LongPretokenCache, LONG_MAX};
 use super::pair_table::{NONE, PAIR_CACHE_BITS};
+use super::zeroed_table::{Zeroed, ZeroedTable};
 use crate::prefetch::prefetch;
 use crate::TokenId;
 
@@ -18,7 +19,7 @@ const CACHE_BITS: u32 = 17;
 /// Recent pre-tokens, whole tokens included, are answered without BPE; a new pre-token evicts
 /// the less recently used of its set.
 pub(super) struct PretokenCache {
-    pub(super) sets: Vec<Set>,
+    pub(super) sets: ZeroedTable<Set>,
     /// The pre-tokens too long for a key (see [`LongPretokenCache`]).
     pub(super) long: LongPretokenCache,
     /// Recent pair look-ups, `(left << 32 | right, priority, merged)`, direct-mapped, absent
@@ -47,13 +48,16 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 32);
 #[repr(align(64))]
 pub(super) struct Set(pub(super) [Slot; 2]);
 
+// SAFETY: a zeroed set is two empty slots (key 0).
+unsafe impl Zeroed for Set {}
+
 /// The bits of [`Slot::key`] that hold the count of ids.
 pub(super) const COUNT_SHIFT: u32 = 124;
 
 impl Default for PretokenCache {
     fn default() -> Self {
         PretokenCache {
-            sets: vec![Set::default(); 1 << CACHE_BITS],
+            sets: ZeroedTable::new(1 << CACHE_BITS),
             long: LongPretokenCache::default(),
             pairs: vec![(u64::MAX, NONE, NONE); 1 << PAIR_CACHE_BITS],
             scratch: Scratch::default(),
