@@ -372,9 +372,10 @@ def test_encode_to_numpy_equals_tiktoken(pair, name):
     )
     with pytest.raises(DisallowedSpecialError, match="endoftext"):
         tok.encode_to_numpy(text)
-    with pytest.raises(TypeError, match="for bytes, call encode_bytes"):
-        tok.encode_to_numpy(b"abc")
-    assert tok.encode_to_numpy("").tolist() == []
+    for plain in ({}, {"disallowed_special": ()}):  # the policy's road and the plain one
+        with pytest.raises(TypeError, match="for bytes, call encode_bytes"):
+            tok.encode_to_numpy(b"abc", **plain)
+        assert tok.encode_to_numpy("", **plain).tolist() == []
 
 
 @given(text=texts)

@@ -278,6 +278,8 @@ class Tokenizer:
             return frombuffer(array.array("I", ids), uint32)
         if not allowed_special and disallowed_special == "all":
             ids = self._encoder.encode_to_array(text)
+        elif not allowed_special and not disallowed_special:
+            ids = self._encoder.encode_ordinary_to_array(text)
         else:
             allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
             ids = self._encoder.encode_to_array(text, allowed, disallowed)

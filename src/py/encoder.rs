@@ -298,11 +298,23 @@ impl PyEncoder {
     ) -> PyResult<Bound<'py, PyByteArray>> {
         with_ids_buffer(|ids| {
             self.encode_str(py, text, allowed, disallowed, ids)?;
-            PyByteArray::new_with(py, ids.len() * 4, |buf| {
-                for (out, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
-                    out.copy_from_slice(&id.to_ne_bytes());
-                }
-                Ok(())
+            ids_bytearray(py, ids)
+        })
+    }
+
+    /// `encode_to_array` treating special-token text as plain text, without a policy to
+    /// read: the call of `encode_to_numpy(text, disallowed_special=())`.
+    fn encode_ordinary_to_array<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        with_str_bytes(checked_str(text)?, |bytes| {
+            with_ids_buffer(|ids| {
+                detached(py, bytes, ids, |b, ids| {
+                    self.inner.encode_ordinary_into(b, ids)
+                });
+                ids_bytearray(py, ids)
             })
         })
     }
@@ -531,4 +543,14 @@ impl PyEncoder {
         })
         .map_err(|e| self.err(py, e))
     }
+}
+
+/// `ids` as a bytearray of native-endian u32s, for `numpy.frombuffer`.
+fn ids_bytearray<'py>(py: Python<'py>, ids: &[TokenId]) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, ids.len() * 4, |buf| {
+        for (out, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
+            out.copy_from_slice(&id.to_ne_bytes());
+        }
+        Ok(())
+    })
 }
