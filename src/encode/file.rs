@@ -94,9 +94,10 @@ pub fn encode_file(
         let pool = pool(threads)?;
         let window = pool.current_num_threads() * IN_FLIGHT_PER_THREAD;
         let mut count = 0u64;
-        let mut write = |buffers: &ChunkBuffers| -> Result<(), Error> {
-            count += buffers.ids.len() as u64;
-            w.write_all(&buffers.bytes).map_err(|e| io(&tmp, e))
+        // Writes the bytes of `ids` ids.
+        let mut write = |ids: usize, bytes: &[u8]| -> Result<(), Error> {
+            count += ids as u64;
+            w.write_all(bytes).map_err(|e| io(&tmp, e))
         };
         // Drop the pages before `done`, so resident memory stays flat on huge files.
         let release = |done: usize| {
@@ -153,12 +154,10 @@ pub fn encode_file(
                         release(start + done);
                         progress(start as u64, text.len() as u64)
                     })?;
-                    let mut buffers = ChunkBuffers::default();
+                    let mut bytes = Vec::new();
                     enc.encode_in_chunks(chunk, utf8, policy, FILE_CHUNK, &mut |ids, done| {
-                        std::mem::swap(&mut buffers.ids, ids);
-                        array_bytes(&buffers.ids, wide, &mut buffers.bytes);
-                        write(&buffers)?;
-                        std::mem::swap(&mut buffers.ids, ids);
+                        array_bytes(ids, wide, &mut bytes);
+                        write(ids.len(), &bytes)?;
                         ids.clear();
                         release(start + done);
                         progress((start + done) as u64, text.len() as u64)
@@ -173,21 +172,21 @@ pub fn encode_file(
                 flight[at].1 = Some(done);
                 // Write the chunks that are next in order; after a failure, only take their
                 // buffers back, so that every chunk in flight is waited for.
-                while let Some((end, Some(_))) = flight.front() {
-                    let end = *end;
-                    let (_, Some((_, went, buffers))) = flight.pop_front().expect("front") else {
-                        unreachable!("checked above")
-                    };
+                while let Some((_, Some(_))) = flight.front() {
+                    let (end, finished) = flight.pop_front().expect("a front");
+                    let (_, went, buffers) = finished.expect("finished");
                     written += 1;
                     if failed.is_none() {
                         let went = match went {
                             Ok(went) => went,
                             Err(panic) => std::panic::resume_unwind(panic),
                         };
-                        let wrote = went.and_then(|()| write(&buffers)).and_then(|()| {
-                            release(end);
-                            progress(end as u64, text.len() as u64)
-                        });
+                        let wrote = went
+                            .and_then(|()| write(buffers.ids.len(), &buffers.bytes))
+                            .and_then(|()| {
+                                release(end);
+                                progress(end as u64, text.len() as u64)
+                            });
                         failed = wrote.err();
                     }
                     free.push(buffers);
