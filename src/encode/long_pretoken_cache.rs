@@ -37,17 +37,6 @@ const _: () = assert!(std::mem::size_of::<LongSlot>() == 128);
 // SAFETY: a zeroed slot is empty (length 0).
 unsafe impl Zeroed for LongSlot {}
 
-impl Default for LongSlot {
-    fn default() -> Self {
-        LongSlot {
-            bytes: [0; LONG_MAX],
-            len: 0,
-            count: 0,
-            ids: [0; LONG_IDS],
-        }
-    }
-}
-
 /// A 2-way set-associative cache of pre-tokens of 16 to [`LONG_MAX`] bytes and their ids;
 /// a new pre-token evicts the less recently used of its set.
 pub(super) struct LongPretokenCache {

@@ -309,14 +309,7 @@ impl PyEncoder {
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        with_str_bytes(checked_str(text)?, |bytes| {
-            with_ids_buffer(|ids| {
-                detached(py, bytes, ids, |b, ids| {
-                    self.inner.encode_ordinary_into(b, ids)
-                });
-                ids_bytearray(py, ids)
-            })
-        })
+        self.with_ordinary_ids(py, text, |ids| ids_bytearray(py, ids))
     }
 
     /// Encodes a str, special-token text as plain text. A non-str raises TypeError.
@@ -325,14 +318,7 @@ impl PyEncoder {
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        with_str_bytes(checked_str(text)?, |bytes| {
-            with_ids_buffer(|ids| {
-                detached(py, bytes, ids, |b, ids| {
-                    self.inner.encode_ordinary_into(b, ids)
-                });
-                ids_list(py, &self.ints, ids)
-            })
-        })
+        self.with_ordinary_ids(py, text, |ids| ids_list(py, &self.ints, ids))
     }
 
     fn encode_bytes<'py>(
@@ -528,6 +514,24 @@ impl PyEncoder {
         let text = checked_str(text)?;
         let policy = self.policy_or_default(py, allowed, disallowed)?;
         with_str_bytes(text, |bytes| self.encode_detached(py, bytes, &policy, ids))
+    }
+
+    /// The ids of a str encoded with special-token text as plain text, handed to `f`. A
+    /// non-str raises TypeError.
+    fn with_ordinary_ids<R>(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        f: impl FnOnce(&[TokenId]) -> PyResult<R>,
+    ) -> PyResult<R> {
+        with_str_bytes(checked_str(text)?, |bytes| {
+            with_ids_buffer(|ids| {
+                detached(py, bytes, ids, |b, ids| {
+                    self.inner.encode_ordinary_into(b, ids)
+                });
+                f(ids)
+            })
+        })
     }
 
     /// `Encoder::encode_into` through [`detached`].
