@@ -51,6 +51,9 @@ pub(super) const SHORT: usize = 64;
 /// Stack arrays for the scan come in two sizes, so short pre-tokens (nearly all) do not pay
 /// for initialising 128-entry arrays.
 const TINY: usize = 24;
+/// Pre-tokens up to this many bytes take [`Encoder::bpe_fixed`], 8 wide up to 8 bytes (16
+/// wide for all: 15% more instructions in BPE on new English under o200k).
+const FIXED: usize = 16;
 
 impl Encoder {
     #[inline]
@@ -65,11 +68,72 @@ impl Encoder {
         out: &mut Vec<TokenId>,
         pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) {
-        if pretoken.len() <= TINY {
+        if pretoken.len() <= FIXED / 2 {
+            self.bpe_fixed::<{ FIXED / 2 }, FIXED>(pretoken, out, pair)
+        } else if pretoken.len() <= FIXED {
+            self.bpe_fixed::<FIXED, { 2 * FIXED }>(pretoken, out, pair)
+        } else if pretoken.len() <= TINY {
             self.bpe_scan::<TINY>(pretoken, out, pair)
         } else {
             self.bpe_scan::<SHORT>(pretoken, out, pair)
         }
+    }
+
+    /// [`Encoder::bpe_scan`] for a pre-token of at most `W` bytes, with loops of fixed
+    /// length: the search for the lowest pair always runs over `W` pairs (those past the
+    /// last part are none), and the shifts after a merge always move `W - 1` entries, so
+    /// no loop's end depends on the pre-token or the merge's place. On 1 MB of new English
+    /// under o200k (callgrind, branch simulation) BPE of the cache's misses mispredicts 224k
+    /// branches this way against 434k with the scan's loops, for 4% more instructions.
+    fn bpe_fixed<const W: usize, const W2: usize>(
+        &self,
+        pretoken: &[u8],
+        out: &mut Vec<TokenId>,
+        mut pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
+    ) {
+        let mut n = pretoken.len();
+        if n == 0 {
+            return;
+        }
+        // A pair as one word, priority above merged id: the same priority is the same merge,
+        // so the lowest word is the lowest priority, and `u64::MAX` is no pair.
+        let word = |(p, m): (u32, TokenId)| (p as u64) << 32 | m as u64;
+        // `W2` is twice `W`: a shift reads `W - 1` entries from past the merged pair. Every
+        // pair from `n - 1` on is none: shifts only ever move those leftwards.
+        let mut ids = [0 as TokenId; W2];
+        let mut pairs = [u64::MAX; W2];
+        for (slot, &b) in ids.iter_mut().zip(pretoken) {
+            *slot = self.byte_ids[b as usize];
+        }
+        for (i, w) in pretoken.windows(2).enumerate() {
+            pairs[i] = word(self.byte_pair(w[0], w[1]));
+        }
+        loop {
+            let (mut best, mut at) = (u64::MAX, 0);
+            for (i, &p) in pairs[..W].iter().enumerate() {
+                // Strictly lower: leftmost on ties.
+                let lower = p < best;
+                best = if lower { p } else { best };
+                at = if lower { i } else { at };
+            }
+            if best == u64::MAX {
+                break;
+            }
+            // The parts after the merged pair move one to the left; so do their pairs.
+            ids[at] = best as TokenId;
+            ids.copy_within(at + 2..at + 1 + W, at + 1);
+            pairs.copy_within(at + 2..at + 1 + W, at + 1);
+            n -= 1;
+            pairs[at] = if at + 1 < n {
+                word(pair(ids[at], ids[at + 1]))
+            } else {
+                u64::MAX
+            };
+            if at > 0 {
+                pairs[at - 1] = word(pair(ids[at - 1], ids[at]));
+            }
+        }
+        out.extend_from_slice(&ids[..n]);
     }
 
     /// tiktoken's scan: find the lowest pair, merge, update its neighbours. O(n * merges),
@@ -303,6 +367,51 @@ mod tests {
         // "aaa" with one merge (a, a): the left pair merges first, leaving [aa, a].
         let enc = merges_encoder(&[("a", "a")], &[(400, "aa")]);
         assert_eq!(enc.encode_ordinary(b"aaa"), vec![400, 255 - 97]);
+    }
+
+    /// The fixed-width scan (up to `FIXED` bytes) and the scan (up to `SHORT`) give the
+    /// oracle's BPE on random pre-tokens of every length up to `SHORT`, under random merge
+    /// lists over a four-letter alphabet, where ties and merges at either end are common.
+    #[test]
+    fn short_kernels_equal_plain_bpe() {
+        use crate::encode::test_vocab::plain_bpe;
+        use crate::test_rng::Lcg;
+        let mut rng = Lcg(19);
+        let letters = ["a", "b", "c", "d"];
+        for _ in 0..40 {
+            let mut tokens: Vec<String> = letters.iter().map(|s| s.to_string()).collect();
+            let mut merges = Vec::new();
+            while merges.len() < 30 {
+                let a = tokens[rng.below(tokens.len())].clone();
+                let b = tokens[rng.below(tokens.len())].clone();
+                if !tokens.contains(&(a.clone() + &b)) {
+                    tokens.push(a.clone() + &b);
+                    merges.push((a, b));
+                }
+            }
+            let extra: Vec<(TokenId, String)> = tokens[4..]
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (300 + i as TokenId, t.clone()))
+                .collect();
+            let merges: Vec<(&str, &str)> = merges
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            let extra: Vec<(TokenId, &str)> = extra.iter().map(|(i, t)| (*i, t.as_str())).collect();
+            let enc = merges_encoder(&merges, &extra);
+            for len in 0..=SHORT {
+                let pretoken: Vec<u8> = (0..len).map(|_| b'a' + rng.below(4) as u8).collect();
+                let mut got = Vec::new();
+                enc.bpe_short(&pretoken, &mut got);
+                assert_eq!(
+                    got,
+                    plain_bpe(&enc, &pretoken),
+                    "{:?}",
+                    String::from_utf8_lossy(&pretoken)
+                );
+            }
+        }
     }
 
     #[test]
