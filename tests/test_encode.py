@@ -4,6 +4,8 @@ GPT-2's published vocab.json + merges.txt) in merges mode."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import bytepair
 import pytest
@@ -347,6 +349,28 @@ def test_encode_and_encode_ordinary_reject_non_str_with_a_hint():
 
 
 # -- encode_to_numpy ---------------------------------------------------------------------------
+
+
+def test_encode_to_numpy_without_numpy_says_how_to_get_it():
+    """NumPy is optional: with it missing, the arrays' methods raise an ImportError naming
+    the fix, and the rest of the tokenizer works."""
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "import bytepair\n"
+        "tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])\n"
+        "assert tok.encode('hi') == [104, 105]\n"
+        "for call in (lambda: tok.encode_to_numpy('hi'),\n"
+        "             lambda: tok.encode_to_numpy('hi', disallowed_special=()),\n"
+        "             lambda: tok.encode_batch_to_numpy(['hi'])):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ImportError as e:\n"
+        "        assert 'pip install numpy' in str(e), e\n"
+        "    else:\n"
+        "        raise SystemExit('no ImportError')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -24,17 +24,18 @@ def encode(
     does not run alone (a normalizer, several pre-tokenizer steps, a template with
     ``add_special_tokens``) encodes through that pipeline first.
     """
-    import numpy
-
     if isinstance(texts, str):
         raise TypeError("encode_batch_to_numpy takes a list of str; for one text, call encode")
     allowed, disallowed = tok._default_policy if policy is None else policy
     run = getattr(tok, "_run", None)
     if run is not None:
+        try:
+            import numpy
+        except ImportError as e:
+            raise ImportError("encode_batch_to_numpy needs NumPy: pip install numpy") from e
         lists = run.encode_many(list(texts), allowed, disallowed, threads, add_special_tokens)
         offsets = numpy.zeros(len(lists) + 1, dtype=numpy.int64)
         numpy.cumsum([len(x) for x in lists], out=offsets[1:])
         flat = numpy.fromiter((i for x in lists for i in x), numpy.uint32, int(offsets[-1]))
         return flat, offsets
-    ids, offsets = tok._encoder.encode_batch_to_arrays(texts, allowed, disallowed, threads)
-    return numpy.frombuffer(ids, dtype=numpy.uint32), numpy.frombuffer(offsets, dtype=numpy.int64)
+    return tok._encoder.encode_batch_to_arrays(texts, allowed, disallowed, threads)

@@ -2,7 +2,7 @@
 
 use super::encoder_ahead::{self, Request};
 use super::errors::{to_py, typed};
-use super::ids::{ids_list, with_ids_buffer};
+use super::ids::{ids_array, ids_list, numpy_ready, with_ids_buffer};
 use super::ints::Ints;
 use super::model_tables::PyModelTables;
 use super::progress::ProgressBridge;
@@ -11,12 +11,16 @@ use super::text::{checked_str, str_bytes, str_list, with_str_bytes};
 use crate::encode::{self, Stream};
 use crate::encode::{char_spans, Encoder, SpecialPolicy};
 use crate::{Error, TokenId};
+use numpy::PyArray1;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+/// A batch's ids and the offsets where each text's ids start.
+type IdsAndOffsets<'py> = (Bound<'py, PyArray1<TokenId>>, Bound<'py, PyArray1<i64>>);
 
 /// Texts shorter than this are encoded without releasing the GIL: releasing costs more
 /// than encoding them.
@@ -285,9 +289,9 @@ impl PyEncoder {
         })
     }
 
-    /// Encodes a str like `encode`, into a bytearray of native-endian u32 ids for
-    /// `numpy.frombuffer`: no Python int per id (each costs a reference-count write,
-    /// often a cache miss, and another at the list's release), one copy of 4 bytes each.
+    /// Encodes a str like `encode`, into a NumPy `uint32` array: no Python int per id (each
+    /// costs a reference-count write, often a cache miss, and another at the list's
+    /// release), one copy of 4 bytes each.
     #[pyo3(signature = (text, allowed=None, disallowed=None))]
     fn encode_to_array<'py>(
         &self,
@@ -295,10 +299,10 @@ impl PyEncoder {
         text: &Bound<'py, PyAny>,
         allowed: Option<&Bound<'py, PyAny>>,
         disallowed: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyByteArray>> {
+    ) -> PyResult<Bound<'py, PyArray1<TokenId>>> {
         with_ids_buffer(|ids| {
             self.encode_str(py, text, allowed, disallowed, ids)?;
-            ids_bytearray(py, ids)
+            ids_array(py, ids)
         })
     }
 
@@ -308,8 +312,8 @@ impl PyEncoder {
         &self,
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyByteArray>> {
-        self.with_ordinary_ids(py, text, |ids| ids_bytearray(py, ids))
+    ) -> PyResult<Bound<'py, PyArray1<TokenId>>> {
+        self.with_ordinary_ids(py, text, |ids| ids_array(py, ids))
     }
 
     /// Encodes a str, special-token text as plain text. A non-str raises TypeError.
@@ -379,8 +383,8 @@ impl PyEncoder {
         }
     }
 
-    /// Encodes texts on `threads` threads into two bytearrays for `numpy.frombuffer`:
-    /// every text's native-endian u32 ids one after the other, and the i64 offsets where
+    /// Encodes texts on `threads` threads into two NumPy arrays: every text's `uint32` ids
+    /// one after the other, and the `int64` offsets where
     /// each text's ids start (one more than the texts: the last is the total). No Python
     /// int is made per id, and the GIL is released for the whole batch.
     #[pyo3(signature = (texts, allowed, disallowed, threads=0))]
@@ -391,34 +395,22 @@ impl PyEncoder {
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
         threads: usize,
-    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    ) -> PyResult<IdsAndOffsets<'py>> {
         let policy = self.policy(allowed, disallowed)?;
         let strs = str_list(texts)?;
         let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
         let each = py
             .detach(|| encode::encode_batch(&self.inner, &bytes, &policy, threads))
             .map_err(|e| self.err(py, e))?;
-        let total: usize = each.iter().map(Vec::len).sum();
-        let ids = PyByteArray::new_with(py, total * 4, |buf| {
-            let mut out = buf.chunks_exact_mut(4);
-            for id in each.iter().flatten() {
-                out.next()
-                    .expect("room for every id")
-                    .copy_from_slice(&id.to_ne_bytes());
-            }
-            Ok(())
-        })?;
-        let offsets = PyByteArray::new_with(py, (each.len() + 1) * 8, |buf| {
-            let mut at = 0i64;
-            let mut out = buf.chunks_exact_mut(8);
-            for ids in std::iter::once(&[][..]).chain(each.iter().map(Vec::as_slice)) {
-                at += ids.len() as i64;
-                out.next()
-                    .expect("room for every offset")
-                    .copy_from_slice(&at.to_ne_bytes());
-            }
-            Ok(())
-        })?;
+        let offsets: Vec<i64> = std::iter::once(0)
+            .chain(each.iter().scan(0i64, |at, ids| {
+                *at += ids.len() as i64;
+                Some(*at)
+            }))
+            .collect();
+        numpy_ready(py)?;
+        let ids = PyArray1::from_vec(py, each.concat());
+        let offsets = PyArray1::from_vec(py, offsets);
         Ok((ids, offsets))
     }
 
@@ -547,14 +539,4 @@ impl PyEncoder {
         })
         .map_err(|e| self.err(py, e))
     }
-}
-
-/// `ids` as a bytearray of native-endian u32s, for `numpy.frombuffer`.
-fn ids_bytearray<'py>(py: Python<'py>, ids: &[TokenId]) -> PyResult<Bound<'py, PyByteArray>> {
-    PyByteArray::new_with(py, ids.len() * 4, |buf| {
-        for (out, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
-            out.copy_from_slice(&id.to_ne_bytes());
-        }
-        Ok(())
-    })
 }

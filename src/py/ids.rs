@@ -3,8 +3,11 @@
 
 use super::ints::Ints;
 use crate::TokenId;
+use numpy::PyArray1;
+use pyo3::exceptions::PyImportError;
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
 
 /// Runs `f` with this thread's empty buffer for ids, reused from call to call: a new
@@ -61,4 +64,28 @@ pub(super) fn ids_list<'py>(
     // container is always valid, and its deallocation untracks only if still tracked.
     unsafe { ffi::PyObject_GC_UnTrack(list.as_ptr().cast()) };
     Ok(list)
+}
+
+/// A NumPy `uint32` array of the ids, made through NumPy's C API:
+/// `numpy.frombuffer` on a bytearray cost 0.98 us a call here, a third of `encode_to_numpy`
+/// on a 20-line document of code.
+pub(super) fn ids_array<'py>(
+    py: Python<'py>,
+    ids: &[TokenId],
+) -> PyResult<Bound<'py, PyArray1<TokenId>>> {
+    numpy_ready(py)?;
+    Ok(PyArray1::from_slice(py, ids))
+}
+
+/// Whether NumPy can be imported, asked once: it is optional, and without it the C API's
+/// functions would panic; the ImportError says how to get it.
+pub(super) fn numpy_ready(py: Python<'_>) -> PyResult<()> {
+    static NUMPY: PyOnceLock<bool> = PyOnceLock::new();
+    if *NUMPY.get_or_init(py, || py.import("numpy").is_ok()) {
+        Ok(())
+    } else {
+        Err(PyImportError::new_err(
+            "NumPy arrays need NumPy: pip install numpy",
+        ))
+    }
 }
