@@ -44,14 +44,7 @@ impl Encoder {
             }
             set.swap(0, 1);
         }
-        let slot = &set[0];
-        // Fixed-size copies: a variable-length one is a call to memcpy.
-        match slot.count() {
-            1 => out.push(slot.ids[0]),
-            2 => out.extend_from_slice(&slot.ids[..2]),
-            3 => out.extend_from_slice(&slot.ids[..3]),
-            _ => out.extend_from_slice(&slot.ids),
-        }
+        set[0].append_to(out);
     }
 
     /// A short pre-token the cache does not hold: the whole-token table, else BPE; then cached

@@ -106,6 +106,22 @@ impl Slot {
         (self.key >> COUNT_SHIFT) as usize
     }
 
+    /// Appends its ids to `out`: all `CACHE_IDS` slots copied, the length then set to the
+    /// count, so that the copy does not branch on how many ids there are (a `match` on the
+    /// count mispredicted 28k times per MB of English under o200k, callgrind).
+    #[inline(always)]
+    pub(super) fn append_to(&self, out: &mut Vec<TokenId>) {
+        out.reserve(CACHE_IDS);
+        let len = out.len();
+        // SAFETY: `reserve` left room for `CACHE_IDS` more ids after `len`, and the slot
+        // holds `count() <= CACHE_IDS` of them first; the ones copied past `len + count()`
+        // stay outside the vector's length.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ids.as_ptr(), out.as_mut_ptr().add(len), CACHE_IDS);
+            out.set_len(len + self.count());
+        }
+    }
+
     /// Holds `ids` (at most `CACHE_IDS`) for the pre-token of `key`.
     #[inline(always)]
     pub(super) fn store(&mut self, key: u128, ids: &[TokenId]) {
