@@ -8,6 +8,7 @@ use super::Encoder;
 use crate::pretoken_key::pack_within;
 use crate::split::TileLoop;
 use crate::TokenId;
+use std::mem::MaybeUninit;
 use std::ops::ControlFlow;
 
 impl Encoder {
@@ -196,8 +197,10 @@ impl<B, H: FnMut(usize, &mut Vec<TokenId>) -> ControlFlow<B>> TileLoop for Encod
     fn run(mut self, pretoken_end: impl Fn(&[u8], usize) -> usize + Copy) -> ControlFlow<B> {
         let (encoder, text) = (self.encoder, self.text);
         // The chunk's pre-tokens end at ends[..n] and have keys[..n], 0 for a pre-token too
-        // long for a key (a key holds the length, never 0).
-        let (mut ends, mut keys) = ([0usize; CHUNK], [0u128; CHUNK]);
+        // long for a key (a key holds the length, never 0). Left uninitialized: zeroing their
+        // 1.5 KB was a memset per call, 7% of a call on a short text.
+        let mut ends = [MaybeUninit::<usize>::uninit(); CHUNK];
+        let mut keys = [MaybeUninit::<u128>::uninit(); CHUNK];
         let mut start = 0;
         while start < text.len() {
             let first = start;
@@ -206,12 +209,15 @@ impl<B, H: FnMut(usize, &mut Vec<TokenId>) -> ControlFlow<B>> TileLoop for Encod
                 let end = pretoken_end(text, start);
                 let key = pack_within(text, start, end);
                 self.cache.prefetch_keyed(&text[start..end], key);
-                (ends[n], keys[n]) = (end, key.unwrap_or(0));
+                ends[n].write(end);
+                keys[n].write(key.unwrap_or(0));
                 start = end;
                 n += 1;
             }
             let mut from = first;
-            for (&end, &key) in ends[..n].iter().zip(&keys[..n]) {
+            for (end, key) in ends[..n].iter().zip(&keys[..n]) {
+                // SAFETY: the first pass wrote `ends[..n]` and `keys[..n]`.
+                let (end, key) = unsafe { (end.assume_init(), key.assume_init()) };
                 let key = (key != 0).then_some(key);
                 encoder.encode_keyed(&text[from..end], key, self.cache, self.out);
                 from = end;
