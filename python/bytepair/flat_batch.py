@@ -29,10 +29,9 @@ def encode(
     allowed, disallowed = tok._default_policy if policy is None else policy
     run = getattr(tok, "_run", None)
     if run is not None:
-        try:
-            import numpy
-        except ImportError as e:
-            raise ImportError("encode_batch_to_numpy needs NumPy: pip install numpy") from e
+        from bytepair.tokenizer import numpy_module
+
+        numpy = numpy_module()
         lists = run.encode_many(list(texts), allowed, disallowed, threads, add_special_tokens)
         offsets = numpy.zeros(len(lists) + 1, dtype=numpy.int64)
         numpy.cumsum([len(x) for x in lists], out=offsets[1:])

@@ -16,7 +16,7 @@ import codecs
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Literal
 
 from bytepair import _core, corpus_ids, documents, patterns, special
@@ -274,8 +274,8 @@ class Tokenizer:
             ids = self.encode(
                 text, allowed_special=allowed_special, disallowed_special=disallowed_special
             )
-            frombuffer, uint32 = _numpy_uint32()
-            return frombuffer(array.array("I", ids), uint32)
+            numpy = numpy_module()
+            return numpy.frombuffer(array.array("I", ids), numpy.uint32)
         if not allowed_special:
             if not disallowed_special:
                 return self._encoder.encode_ordinary_to_array(text)
@@ -781,14 +781,14 @@ class IncrementalDecoder:
         return self._utf8.decode(b"", final=True)
 
 
-@functools.cache
-def _numpy_uint32() -> tuple[Callable, numpy.dtype]:
-    """NumPy's frombuffer and uint32 dtype, looked up once: NumPy is optional."""
+def numpy_module() -> ModuleType:
+    """NumPy, for the methods that return arrays: it is optional, and without it the
+    ImportError says how to get it (the core's arrays say the same)."""
     try:
         import numpy
     except ImportError as e:
-        raise ImportError("encode_to_numpy needs NumPy: pip install numpy") from e
-    return numpy.frombuffer, numpy.dtype(numpy.uint32)
+        raise ImportError("NumPy arrays need NumPy: pip install numpy") from e
+    return numpy
 
 
 def _checked_str(text: object) -> str:

@@ -396,6 +396,7 @@ impl PyEncoder {
         disallowed: &Bound<'py, PyAny>,
         threads: usize,
     ) -> PyResult<IdsAndOffsets<'py>> {
+        numpy_ready(py)?;
         let policy = self.policy(allowed, disallowed)?;
         let strs = str_list(texts)?;
         let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
@@ -408,7 +409,6 @@ impl PyEncoder {
                 Some(*at)
             }))
             .collect();
-        numpy_ready(py)?;
         let ids = PyArray1::from_vec(py, each.concat());
         let offsets = PyArray1::from_vec(py, offsets);
         Ok((ids, offsets))
