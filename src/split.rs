@@ -21,8 +21,12 @@ mod deepseek;
 pub(crate) mod differential;
 mod gpt2;
 mod o200k;
+mod o200k_window;
 mod superword;
 mod unicode_tables;
+mod window;
+
+pub use window::MAX_WINDOW;
 
 use crate::safe_cut::CutRule;
 use crate::Error;
@@ -228,8 +232,8 @@ impl Splitter {
             Engine::Llama3 => tile(text, cl100k::llama3_piece_end, f),
             Engine::Qwen2 => tile(text, cl100k::qwen2_piece_end, f),
             Engine::Qwen35 => tile(text, cl100k::qwen35_piece_end, f),
-            Engine::O200k => tile(text, o200k::piece_end, f),
-            Engine::Tekken => tile(text, o200k::tekken_piece_end, f),
+            Engine::O200k => tile(text, o200k_window::O200K, f),
+            Engine::Tekken => tile(text, o200k_window::TEKKEN, f),
             Engine::DeepSeek => tile(text, deepseek::piece_end, f),
             Engine::Superword => tile(text, superword::piece_end, f),
             Engine::Regex(regex) => regex_for_each(regex, text, f),
@@ -262,8 +266,8 @@ impl Splitter {
             Engine::Llama3 => Some(body.run(cl100k::llama3_piece_end)),
             Engine::Qwen2 => Some(body.run(cl100k::qwen2_piece_end)),
             Engine::Qwen35 => Some(body.run(cl100k::qwen35_piece_end)),
-            Engine::O200k => Some(body.run(o200k::piece_end)),
-            Engine::Tekken => Some(body.run(o200k::tekken_piece_end)),
+            Engine::O200k => Some(body.run(o200k_window::O200K)),
+            Engine::Tekken => Some(body.run(o200k_window::TEKKEN)),
             Engine::DeepSeek => Some(body.run(deepseek::piece_end)),
             Engine::Superword => Some(body.run(superword::piece_end)),
             Engine::Regex(_) => None,
@@ -278,27 +282,102 @@ impl Splitter {
     }
 }
 
-/// A loop over pieces for [`Splitter::with_piece_end`]: generic over `piece_end`, so each
+/// A loop over pieces for [`Splitter::with_piece_end`]: generic over the splitter, so each
 /// built-in splitter gets its own copy of the loop, with the work per piece inlined in it.
 /// (`piece_end` itself stays a call in the extension; inlining it too ran 0.87-0.92x.)
 pub trait TileLoop {
     type Output;
-    fn run(self, piece_end: impl Fn(&[u8], usize) -> usize + Copy) -> Self::Output;
+    fn run(self, pieces: impl PieceEnds) -> Self::Output;
 }
 
-/// Cuts `text` into the pieces `piece_end` finds, one after another (a hand-written splitter
+/// A hand-written splitter as the loops over pieces see it: the end of the piece at an
+/// offset, and, for those that have one, all the pieces of an ASCII window at once.
+pub trait PieceEnds: Copy {
+    /// The end of the piece that starts at `i` (`i < text.len()`).
+    fn piece_end(self, text: &[u8], i: usize) -> usize;
+
+    /// The window of text from `i` (a piece boundary), as the bytes where its pieces start
+    /// (bit `k` for `i + k`; bit 0 set) and its length; or, to scan instead, the offset
+    /// (at most `i + MAX_WINDOW + 1`) to scan pieces up to before trying a window again.
+    #[inline(always)]
+    fn window(self, _text: &[u8], i: usize) -> Result<(u64, usize), usize> {
+        Err(i + 1)
+    }
+
+    /// Gives `sink` the end of each piece of one window from `start` (a piece boundary
+    /// before the end of `text`), or of the pieces scanned where there is no window (at
+    /// most `MAX_WINDOW + 1` ends in all); returns the last end. The loop every caller of a
+    /// hand-written splitter runs.
+    #[inline(always)]
+    fn next_ends<B>(
+        self,
+        text: &[u8],
+        start: usize,
+        sink: &mut impl EndSink<B>,
+    ) -> ControlFlow<B, usize> {
+        match self.window(text, start) {
+            Ok((starts, len)) => {
+                let mut rest = starts & !1;
+                while rest != 0 {
+                    sink.end(start + rest.trailing_zeros() as usize)?;
+                    rest &= rest - 1;
+                }
+                sink.end(start + len)?;
+                ControlFlow::Continue(start + len)
+            }
+            Err(scan_to) => {
+                let mut end = start;
+                loop {
+                    end = self.piece_end(text, end);
+                    sink.end(end)?;
+                    if end >= scan_to || end >= text.len() {
+                        return ControlFlow::Continue(end);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What takes the ends of pieces from [`PieceEnds::next_ends`]: a trait rather than a
+/// closure, whose call at each of the two places it is made was not inlined (16% of
+/// encoding English under o200k went to that call).
+pub trait EndSink<B> {
+    fn end(&mut self, end: usize) -> ControlFlow<B>;
+}
+
+impl<F: Fn(&[u8], usize) -> usize + Copy> PieceEnds for F {
+    #[inline(always)]
+    fn piece_end(self, text: &[u8], i: usize) -> usize {
+        self(text, i)
+    }
+}
+
+/// Cuts `text` into the pieces `pieces` finds, one after another (a hand-written splitter
 /// matches at every position, so the pieces tile the text).
 #[inline(always)]
 fn tile<'a, B>(
     text: &'a [u8],
-    piece_end: impl Fn(&[u8], usize) -> usize,
-    mut f: impl FnMut(&'a [u8]) -> ControlFlow<B>,
+    pieces: impl PieceEnds,
+    f: impl FnMut(&'a [u8]) -> ControlFlow<B>,
 ) -> ControlFlow<B> {
+    struct Pieces<'a, F> {
+        text: &'a [u8],
+        from: usize,
+        f: F,
+    }
+    impl<'a, B, F: FnMut(&'a [u8]) -> ControlFlow<B>> EndSink<B> for Pieces<'a, F> {
+        #[inline(always)]
+        fn end(&mut self, end: usize) -> ControlFlow<B> {
+            let piece = &self.text[self.from..end];
+            self.from = end;
+            (self.f)(piece)
+        }
+    }
+    let mut sink = Pieces { text, from: 0, f };
     let mut start = 0;
     while start < text.len() {
-        let end = piece_end(text, start);
-        f(&text[start..end])?;
-        start = end;
+        start = pieces.next_ends(text, start, &mut sink)?;
     }
     ControlFlow::Continue(())
 }

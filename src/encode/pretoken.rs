@@ -6,8 +6,9 @@ use super::long_pretoken_cache::{LongPretokenCache, LONG_MAX};
 use super::pretoken_cache::{short_key, PretokenCache, CACHE_IDS};
 use super::Encoder;
 use crate::pretoken_key::pack_within;
-use crate::split::TileLoop;
+use crate::split::{EndSink, PieceEnds, TileLoop, MAX_WINDOW};
 use crate::TokenId;
+use std::convert::Infallible;
 use std::mem::MaybeUninit;
 use std::ops::ControlFlow;
 
@@ -194,25 +195,30 @@ pub(super) const CHUNK: usize = 64;
 impl<B, H: FnMut(usize, &mut Vec<TokenId>) -> ControlFlow<B>> TileLoop for EncodeTiles<'_, H> {
     type Output = ControlFlow<B>;
     #[inline(never)]
-    fn run(mut self, pretoken_end: impl Fn(&[u8], usize) -> usize + Copy) -> ControlFlow<B> {
+    fn run(mut self, pieces: impl PieceEnds) -> ControlFlow<B> {
         let (encoder, text) = (self.encoder, self.text);
         // The chunk's pre-tokens end at ends[..n] and have keys[..n], 0 for a pre-token too
-        // long for a key (a key holds the length, never 0). Left uninitialized: zeroing their
-        // 1.5 KB was a memset per call, 7% of a call on a short text.
-        let mut ends = [MaybeUninit::<usize>::uninit(); CHUNK];
-        let mut keys = [MaybeUninit::<u128>::uninit(); CHUNK];
+        // long for a key (a key holds the length, never 0). Room for a window's worth past
+        // `CHUNK`. Left uninitialized: zeroing them was a memset per call, 7% of a call on a
+        // short text.
+        let mut ends = [MaybeUninit::<usize>::uninit(); CHUNK + MAX_WINDOW + 1];
+        let mut keys = [MaybeUninit::<u128>::uninit(); CHUNK + MAX_WINDOW + 1];
         let mut start = 0;
         while start < text.len() {
             let first = start;
             let mut n = 0;
             while n < CHUNK && start < text.len() {
-                let end = pretoken_end(text, start);
-                let key = pack_within(text, start, end);
-                self.cache.prefetch_keyed(&text[start..end], key);
-                ends[n].write(end);
-                keys[n].write(key.unwrap_or(0));
-                start = end;
-                n += 1;
+                let mut sink = Chunk {
+                    text,
+                    cache: self.cache,
+                    ends: &mut ends,
+                    keys: &mut keys,
+                    n,
+                    from: start,
+                };
+                let ControlFlow::Continue(next) = pieces.next_ends(text, start, &mut sink);
+                n = sink.n;
+                start = next;
             }
             let mut from = first;
             for (end, key) in ends[..n].iter().zip(&keys[..n]) {
@@ -224,6 +230,31 @@ impl<B, H: FnMut(usize, &mut Vec<TokenId>) -> ControlFlow<B>> TileLoop for Encod
             }
             (self.after_chunk)(start, self.out)?;
         }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The first pass's record of a chunk's pre-tokens, taken from the splitter.
+struct Chunk<'a, 'b> {
+    text: &'a [u8],
+    cache: &'b PretokenCache,
+    ends: &'b mut [MaybeUninit<usize>],
+    keys: &'b mut [MaybeUninit<u128>],
+    /// Pre-tokens recorded.
+    n: usize,
+    /// Where the next pre-token starts.
+    from: usize,
+}
+
+impl EndSink<Infallible> for Chunk<'_, '_> {
+    #[inline(always)]
+    fn end(&mut self, end: usize) -> ControlFlow<Infallible> {
+        let key = pack_within(self.text, self.from, end);
+        self.cache.prefetch_keyed(&self.text[self.from..end], key);
+        self.ends[self.n].write(end);
+        self.keys[self.n].write(key.unwrap_or(0));
+        self.from = end;
+        self.n += 1;
         ControlFlow::Continue(())
     }
 }
