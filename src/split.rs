@@ -16,6 +16,7 @@
 
 mod chars;
 mod cl100k;
+mod cl100k_window;
 mod deepseek;
 #[cfg(test)]
 pub(crate) mod differential;
@@ -228,10 +229,10 @@ impl Splitter {
     ) -> ControlFlow<B> {
         match &self.engine {
             Engine::Gpt2 => tile(text, gpt2::piece_end, f),
-            Engine::Cl100k => tile(text, cl100k::piece_end, f),
-            Engine::Llama3 => tile(text, cl100k::llama3_piece_end, f),
-            Engine::Qwen2 => tile(text, cl100k::qwen2_piece_end, f),
-            Engine::Qwen35 => tile(text, cl100k::qwen35_piece_end, f),
+            Engine::Cl100k => tile(text, cl100k_window::CL100K, f),
+            Engine::Llama3 => tile(text, cl100k_window::LLAMA3, f),
+            Engine::Qwen2 => tile(text, cl100k_window::QWEN2, f),
+            Engine::Qwen35 => tile(text, cl100k_window::QWEN3_5, f),
             Engine::O200k => tile(text, o200k_window::O200K, f),
             Engine::Tekken => tile(text, o200k_window::TEKKEN, f),
             Engine::DeepSeek => tile(text, deepseek::piece_end, f),
@@ -262,10 +263,10 @@ impl Splitter {
     pub fn with_piece_end<L: TileLoop>(&self, body: L) -> Option<L::Output> {
         match &self.engine {
             Engine::Gpt2 => Some(body.run(gpt2::piece_end)),
-            Engine::Cl100k => Some(body.run(cl100k::piece_end)),
-            Engine::Llama3 => Some(body.run(cl100k::llama3_piece_end)),
-            Engine::Qwen2 => Some(body.run(cl100k::qwen2_piece_end)),
-            Engine::Qwen35 => Some(body.run(cl100k::qwen35_piece_end)),
+            Engine::Cl100k => Some(body.run(cl100k_window::CL100K)),
+            Engine::Llama3 => Some(body.run(cl100k_window::LLAMA3)),
+            Engine::Qwen2 => Some(body.run(cl100k_window::QWEN2)),
+            Engine::Qwen35 => Some(body.run(cl100k_window::QWEN3_5)),
             Engine::O200k => Some(body.run(o200k_window::O200K)),
             Engine::Tekken => Some(body.run(o200k_window::TEKKEN)),
             Engine::DeepSeek => Some(body.run(deepseek::piece_end)),

@@ -24,7 +24,7 @@
 //! `window_agrees_with_scanning` to `o200k.rs` on random ASCII.
 
 use super::o200k;
-use super::window::{below, first_non_ascii_of_16, Window};
+use super::window::{below, digit_starts, fill_left, fill_right, window_starts, Window};
 use super::PieceEnds;
 
 /// o200k's splitter, through windows where it can.
@@ -48,24 +48,8 @@ impl<const C: bool, const D: u32> PieceEnds for O200kWindows<C, D> {
 
     #[inline(always)]
     fn window(self, text: &[u8], i: usize) -> Result<(u64, usize), usize> {
-        // In text of other scripts most pieces have a non-ASCII byte in their first 16, and
-        // the window would be too short to be worth its classes: scan past it.
-        if let Some(non_ascii) = first_non_ascii_of_16(text, i) {
-            return Err(i + non_ascii + 1);
-        }
-        window_starts::<C, D>(text, i)
+        window_starts(text, i, starts::<C, D>)
     }
-}
-
-/// [`PieceEnds::window`] past its first test: a call of its own, so that the scanning loop
-/// it sits in stays small (inlined, Chinese split at 0.92x).
-#[inline(never)]
-fn window_starts<const C: bool, const D: u32>(
-    text: &[u8],
-    i: usize,
-) -> Result<(u64, usize), usize> {
-    let w = Window::at(text, i)?;
-    Ok((starts::<C, D>(&w).ok_or(i + 1)?, w.len))
 }
 
 /// The bytes of `w` where a piece starts (bit 0 always), under o200k (`CONTRACTIONS`,
@@ -104,21 +88,7 @@ pub(super) fn starts<const CONTRACTIONS: bool, const DIGITS: u32>(w: &Window) ->
     let punct_starts = run_start & !(w.space << 1) | run_start >> 1 & w.space;
 
     // Digits, in threes from each run's start.
-    let digit_starts = if DIGITS == 1 {
-        w.digit
-    } else {
-        let mut starts = w.digit & !(w.digit << 1);
-        let mut step = starts;
-        let mut full = w.digit;
-        for k in 1..DIGITS {
-            full &= w.digit << k;
-        }
-        while step != 0 {
-            step = step << DIGITS & full;
-            starts |= step;
-        }
-        starts
-    };
+    let digit_starts = digit_starts::<DIGITS>(w.digit);
 
     // Whitespace.
     let ws = w.ws & !trailer;
@@ -151,97 +121,14 @@ fn contractions(w: &Window, letter: u64) -> Option<(u64, u64)> {
     Some((starts, starts << 1 | two << 2))
 }
 
-/// The bits of `runs` reachable from a bit of `seeds` (in `runs`) going up through `runs`.
-/// Adding a run's lowest bit carries through the run; several seeds in one run would carry
-/// into each other, so they are spread one bit at a time (trailers are a byte or two).
-#[inline(always)]
-fn fill_right(seeds: u64, runs: u64) -> u64 {
-    let mut filled = seeds;
-    loop {
-        let next = filled | filled << 1 & runs;
-        if next == filled {
-            return filled;
-        }
-        filled = next;
-    }
-}
-
-/// The runs of `runs` that contain a bit of `ends`, each the highest bit of its run: in
-/// reversed bit order each is its run's lowest bit, and adding it carries through the run.
-#[inline(always)]
-fn fill_left(ends: u64, runs: u64) -> u64 {
-    let (ends, runs) = (ends.reverse_bits(), runs.reverse_bits());
-    (runs & !runs.wrapping_add(ends)).reverse_bits()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::window::assert_windows_scan_alike;
     use super::*;
-    use crate::test_rng::Lcg;
-
-    /// The pieces of `text` from the masks, window after window, scanning where there is
-    /// none; and from the scanning splitter alone.
-    fn both<const C: bool, const D: u32>(
-        text: &[u8],
-        piece_end: fn(&[u8], usize) -> usize,
-    ) -> (Vec<usize>, Vec<usize>) {
-        let mut scanned = Vec::new();
-        let mut i = 0;
-        while i < text.len() {
-            i = piece_end(text, i);
-            scanned.push(i);
-        }
-        let mut masked = Vec::new();
-        let mut i = 0;
-        while i < text.len() {
-            match Window::at(text, i)
-                .ok()
-                .and_then(|w| Some((starts::<C, D>(&w)?, w.len)))
-            {
-                Some((starts, len)) => {
-                    let mut rest = starts & !1;
-                    while rest != 0 {
-                        masked.push(i + rest.trailing_zeros() as usize);
-                        rest &= rest - 1;
-                    }
-                    i += len;
-                    masked.push(i);
-                }
-                None => {
-                    i = piece_end(text, i);
-                    masked.push(i);
-                }
-            }
-        }
-        (masked, scanned)
-    }
 
     #[test]
-    fn window_agrees_with_scanning() {
-        let atoms: [&[u8]; 30] = [
-            b"a", b"b", b"s", b"t", b"l", b"e", b"r", b"v", b"Z", b"S", b"L", b"7", b"12345", b" ",
-            b"  ", b"\n", b"\r\n", b"\t", b"\x0b", b"/", b"//", b".", b"(", b"'", b"'s", b"'ll",
-            b"'Re", b"\x00", b"\x1c", b"\x7f",
-        ];
-        let mut rng = Lcg(11);
-        for round in 0..200_000 {
-            let n = 1 + rng.below(if round % 4 == 0 { 120 } else { 40 });
-            let text: Vec<u8> = (0..n)
-                .flat_map(|_| atoms[rng.below(atoms.len())].iter().copied())
-                .collect();
-            let show = || format!("{:?}", String::from_utf8_lossy(&text));
-            let (a, b) = both::<true, 3>(&text, o200k::piece_end);
-            assert_eq!(a, b, "o200k {}", show());
-            let (a, b) = both::<false, 1>(&text, o200k::tekken_piece_end);
-            assert_eq!(a, b, "tekken {}", show());
-        }
-    }
-
-    #[test]
-    fn fills_take_whole_runs() {
-        assert_eq!(fill_right(0b0001_0010, 0b0111_0110), 0b0111_0110);
-        assert_eq!(fill_right(0b0100_0000, 0b0111_0110), 0b0100_0000);
-        assert_eq!(fill_left(0b0100_0000, 0b0111_0110), 0b0111_0000);
-        assert_eq!(fill_left(0b0000_0100, 0b0111_0110), 0b0000_0110);
+    fn windows_cut_where_scanning_does() {
+        assert_windows_scan_alike("o200k", starts::<true, 3>, o200k::piece_end);
+        assert_windows_scan_alike("tekken", starts::<false, 1>, o200k::tekken_piece_end);
     }
 }

@@ -1,0 +1,133 @@
+//! The cl100k family's pieces of an ASCII [`Window`] (cl100k, Llama 3, Qwen2, Qwen3.5, which
+//! are alike in ASCII but for the digits and cl100k's `\s++$`), all at once from its byte
+//! classes, as `o200k_window.rs` does for o200k. In ASCII the rules are:
+//!
+//! - **Contractions** (`'s`, `'t`, `'re`, `'ve`, `'m`, `'ll`, `'d`, either case) are pieces of
+//!   their own, tried first wherever a piece starts at an apostrophe: not inside a run of
+//!   punctuation, nor after a space (` ?` takes the apostrophe into punctuation).
+//! - **Words**: runs of letters, no cut at case.
+//! - **The prefix**, **punctuation** and **digits** as in o200k, but the trailer after
+//!   punctuation is `\r` and `\n` only, and Qwen's digits are one each.
+//! - **Whitespace** as in o200k, but for cl100k a run that reaches the text's end is one
+//!   piece (`\s++$` comes before `\s*[\r\n]`).
+
+use super::cl100k;
+use super::window::{below, digit_starts, fill_left, fill_right, window_starts, Window};
+use super::PieceEnds;
+
+/// cl100k_base's splitter, through windows where it can.
+pub(super) const CL100K: Cl100kWindows<0> = Cl100kWindows;
+/// Llama 3's.
+pub(super) const LLAMA3: Cl100kWindows<1> = Cl100kWindows;
+/// Qwen2's.
+pub(super) const QWEN2: Cl100kWindows<2> = Cl100kWindows;
+/// Qwen3.5's.
+pub(super) const QWEN3_5: Cl100kWindows<3> = Cl100kWindows;
+
+/// A splitter of the cl100k family (`PATTERN` one of the four above): windows of masks, the
+/// scanning splitter elsewhere.
+#[derive(Clone, Copy)]
+pub(super) struct Cl100kWindows<const PATTERN: u8>;
+
+impl<const P: u8> PieceEnds for Cl100kWindows<P> {
+    #[inline(always)]
+    fn piece_end(self, text: &[u8], i: usize) -> usize {
+        match P {
+            0 => cl100k::piece_end(text, i),
+            1 => cl100k::llama3_piece_end(text, i),
+            2 => cl100k::qwen2_piece_end(text, i),
+            _ => cl100k::qwen35_piece_end(text, i),
+        }
+    }
+
+    #[inline(always)]
+    fn window(self, text: &[u8], i: usize) -> Result<(u64, usize), usize> {
+        match P {
+            0 => window_starts(text, i, starts::<3, true>),
+            1 => window_starts(text, i, starts::<3, false>),
+            _ => window_starts(text, i, starts::<1, false>),
+        }
+    }
+}
+
+/// The bytes of `w` where a piece starts (bit 0 always), with digits in runs of up to
+/// `DIGITS` and, when `END_FIRST`, cl100k's `\s++$`. Never `None`.
+#[inline(always)]
+fn starts<const DIGITS: u32, const END_FIRST: bool>(w: &Window) -> Option<u64> {
+    let letter = w.upper | w.lower;
+    let punct = below(w.len) & !(letter | w.digit | w.ws);
+
+    // Contractions where a piece starts: not after punctuation or a space.
+    let (contraction, contraction_letters) = if w.apostrophe != 0 {
+        contractions(w, w.apostrophe & !((punct | w.space) << 1))
+    } else {
+        (0, 0)
+    };
+
+    // Words.
+    let body = letter & !contraction_letters;
+    let body_start = body & !(body << 1);
+
+    // Trailers: the run of `\r` and `\n` after punctuation.
+    let punct = punct & !contraction;
+    let trailer = fill_right(w.newline & punct << 1, w.newline);
+
+    // Prefixes.
+    let before_body = body_start >> 1;
+    let ws_prefix = before_body & w.ws & !w.newline;
+    let punct_prefix = before_body & punct & !((punct | w.space) << 1);
+    let prefix = ws_prefix | punct_prefix;
+    let word_starts = body_start & !(prefix << 1) | prefix;
+
+    // Punctuation runs, from the space before one.
+    let run = punct & !punct_prefix;
+    let run_start = run & !(run << 1);
+    let punct_starts = run_start & !(w.space << 1) | run_start >> 1 & w.space;
+
+    let digit_starts = digit_starts::<DIGITS>(w.digit);
+
+    // Whitespace.
+    let ws = w.ws & !trailer;
+    let ws_run_start = ws & !(ws << 1);
+    let other = ws & !w.newline;
+    let other_end = other & !(other >> 1) & !(ws >> 1);
+    let last_other = fill_left(other_end, other);
+    let after_newline = last_other & !(last_other << 1);
+    let ws_last = other & !(ws >> 1) & below(w.len - 1);
+    // cl100k: the run that ends the text is one piece.
+    let at_end = if END_FIRST {
+        fill_left(ws & 1 << (w.len - 1), ws)
+    } else {
+        0
+    };
+    let ws_starts = ws_run_start | (after_newline | ws_last) & !at_end;
+
+    // The byte after a contraction starts a piece by the rules above (it is not a body
+    // letter after one, nor punctuation after punctuation).
+    Some(1 | contraction | word_starts | punct_starts | digit_starts | ws_starts)
+}
+
+/// Of the apostrophes `at`, those that start a contraction, and the contractions' letters.
+#[inline(never)]
+fn contractions(w: &Window, at: u64) -> (u64, u64) {
+    let [s, t, m, d, r, v, l, e] =
+        [b's', b't', b'm', b'd', b'r', b'v', b'l', b'e'].map(|c| w.letter_either_case(c));
+    let one = at & (s | t | m | d) >> 1;
+    let two = at & ((r | v) >> 1 & e >> 2 | l >> 1 & l >> 2);
+    let starts = one | two;
+    (starts, starts << 1 | two << 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::window::assert_windows_scan_alike;
+    use super::*;
+
+    #[test]
+    fn windows_cut_where_scanning_does() {
+        assert_windows_scan_alike("cl100k", starts::<3, true>, cl100k::piece_end);
+        assert_windows_scan_alike("llama3", starts::<3, false>, cl100k::llama3_piece_end);
+        assert_windows_scan_alike("qwen2", starts::<1, false>, cl100k::qwen2_piece_end);
+        assert_windows_scan_alike("qwen3.5", starts::<1, false>, cl100k::qwen35_piece_end);
+    }
+}
