@@ -2,8 +2,9 @@
 //! `llama3`, `qwen2`, `qwen3.5`, `tekken`, `deepseek`) provably split, so that splitting `text[..c]` and
 //! `text[c..]` apart gives the pre-tokens of the whole text.
 //!
-//! Counting cuts its input into chunks counted on all cores, and encoding cuts streams and
-//! files; both cut only at safe cuts, so the cut never changes a count or an id. Special
+//! Counting cuts its input into chunks counted on all cores, encoding cuts streams and
+//! files, and the splitters cut ASCII text into windows they split at once
+//! (`split/window.rs`); all cut only at safe cuts, so the cut never changes a count or an id. Special
 //! tokens are the caller's business: no occurrence may straddle the cut (the text between
 //! special tokens is split on its own, so a cut at a special token's start is safe for
 //! every pattern, a fact counting uses and encoding, which must not cut inside one, need

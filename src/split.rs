@@ -21,6 +21,7 @@ mod deepseek;
 #[cfg(test)]
 pub(crate) mod differential;
 mod gpt2;
+mod gpt2_window;
 mod o200k;
 mod o200k_window;
 mod superword;
@@ -228,7 +229,7 @@ impl Splitter {
         f: impl FnMut(&'a [u8]) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
         match &self.engine {
-            Engine::Gpt2 => tile(text, gpt2::piece_end, f),
+            Engine::Gpt2 => tile(text, gpt2_window::Gpt2Windows, f),
             Engine::Cl100k => tile(text, cl100k_window::CL100K, f),
             Engine::Llama3 => tile(text, cl100k_window::LLAMA3, f),
             Engine::Qwen2 => tile(text, cl100k_window::QWEN2, f),
@@ -262,7 +263,7 @@ impl Splitter {
     #[inline(always)]
     pub fn with_piece_end<L: TileLoop>(&self, body: L) -> Option<L::Output> {
         match &self.engine {
-            Engine::Gpt2 => Some(body.run(gpt2::piece_end)),
+            Engine::Gpt2 => Some(body.run(gpt2_window::Gpt2Windows)),
             Engine::Cl100k => Some(body.run(cl100k_window::CL100K)),
             Engine::Llama3 => Some(body.run(cl100k_window::LLAMA3)),
             Engine::Qwen2 => Some(body.run(cl100k_window::QWEN2)),

@@ -365,8 +365,55 @@ fn interesting_bytes() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(part, 0..40).prop_map(|parts| parts.concat())
 }
 
+/// Pieces of ASCII text: words, contractions, indentation, code.
+const ASCII_PARTS: &[&str] = &[
+    " the",
+    "word",
+    "HTML",
+    "camelCase",
+    "'s",
+    "'ll",
+    "'VE",
+    "  ",
+    "    ",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "\t",
+    "123",
+    "4567",
+    "//",
+    " (",
+    ");\n",
+    "{\n",
+    "x = y;",
+    "\n    ",
+    "!\n/",
+    " 's",
+    "a.b",
+    "'",
+    "\x0b",
+    "\x1f",
+];
+
+/// Mostly ASCII and long enough for the splitters' windows of up to 63 bytes
+/// (`split/window.rs`), with now and then a character that ends one.
+fn ascii_text() -> impl Strategy<Value = String> {
+    let part = prop_oneof![
+        10 => prop::char::range('\0', '\x7f').prop_map(String::from),
+        6 => prop::sample::select(ASCII_PARTS).prop_map(String::from),
+        1 => interesting_char().prop_map(String::from),
+    ];
+    prop::collection::vec(part, 0..120).prop_map(|parts| parts.concat())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn property_ascii_splits_like_fancy_regex(text in ascii_text()) {
+        assert_same(text.as_bytes()).map_err(TestCaseError::fail)?;
+    }
 
     #[test]
     fn property_unicode_splits_like_fancy_regex(text in interesting_text()) {

@@ -21,7 +21,7 @@
 //! A contraction's letter right before another apostrophe (`x's's`) chains the rules from
 //! piece to piece; such a window is left to the scanning splitter (`None`). The differential
 //! tests hold these masks to fancy-regex on random text and every corpus, and
-//! `window_agrees_with_scanning` to `o200k.rs` on random ASCII.
+//! `windows_cut_where_scanning_does` to `o200k.rs` on random ASCII.
 
 use super::o200k;
 use super::window::{below, digit_starts, fill_left, fill_right, window_starts, Window};

@@ -89,6 +89,12 @@ impl Window {
     pub(super) fn letter_either_case(&self, lower: u8) -> u64 {
         eq_mask(&self.bytes, lower, 0x20) & below(self.len)
     }
+
+    /// The bytes equal to `byte`.
+    #[inline(always)]
+    pub(super) fn byte(&self, byte: u8) -> u64 {
+        eq_mask(&self.bytes, byte, 0) & below(self.len)
+    }
 }
 
 /// `PieceEnds::window` of a splitter whose pieces of a window `starts` finds (`None` to
