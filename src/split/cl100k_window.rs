@@ -12,7 +12,10 @@
 //!   piece (`\s++$` comes before `\s*[\r\n]`).
 
 use super::cl100k;
-use super::window::{below, digit_starts, fill_left, fill_right, window_starts, Window};
+use super::window::{
+    below, contractions, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts,
+    Window,
+};
 use super::PieceEnds;
 
 /// cl100k_base's splitter, through windows where it can.
@@ -59,7 +62,7 @@ fn starts<const DIGITS: u32, const END_FIRST: bool>(w: &Window) -> Option<u64> {
 
     // Contractions where a piece starts: not after punctuation or a space.
     let (contraction, contraction_letters) = if w.apostrophe != 0 {
-        contractions(w, w.apostrophe & !((punct | w.space) << 1))
+        contractions(w, w.apostrophe & !((punct | w.space) << 1), true)
     } else {
         (0, 0)
     };
@@ -72,50 +75,14 @@ fn starts<const DIGITS: u32, const END_FIRST: bool>(w: &Window) -> Option<u64> {
     let punct = punct & !contraction;
     let trailer = fill_right(w.newline & punct << 1, w.newline);
 
-    // Prefixes.
-    let before_body = body_start >> 1;
-    let ws_prefix = before_body & w.ws & !w.newline;
-    let punct_prefix = before_body & punct & !((punct | w.space) << 1);
-    let prefix = ws_prefix | punct_prefix;
-    let word_starts = body_start & !(prefix << 1) | prefix;
-
-    // Punctuation runs, from the space before one.
-    let run = punct & !punct_prefix;
-    let run_start = run & !(run << 1);
-    let punct_starts = run_start & !(w.space << 1) | run_start >> 1 & w.space;
-
+    let word_punct_starts = word_and_punct_starts(w, body_start, punct);
     let digit_starts = digit_starts::<DIGITS>(w.digit);
 
-    // Whitespace.
-    let ws = w.ws & !trailer;
-    let ws_run_start = ws & !(ws << 1);
-    let other = ws & !w.newline;
-    let other_end = other & !(other >> 1) & !(ws >> 1);
-    let last_other = fill_left(other_end, other);
-    let after_newline = last_other & !(last_other << 1);
-    let ws_last = other & !(ws >> 1) & below(w.len - 1);
-    // cl100k: the run that ends the text is one piece.
-    let at_end = if END_FIRST {
-        fill_left(ws & 1 << (w.len - 1), ws)
-    } else {
-        0
-    };
-    let ws_starts = ws_run_start | (after_newline | ws_last) & !at_end;
+    let ws_starts = ws_starts::<END_FIRST>(w, w.ws & !trailer);
 
     // The byte after a contraction starts a piece by the rules above (it is not a body
     // letter after one, nor punctuation after punctuation).
-    Some(1 | contraction | word_starts | punct_starts | digit_starts | ws_starts)
-}
-
-/// Of the apostrophes `at`, those that start a contraction, and the contractions' letters.
-#[inline(never)]
-fn contractions(w: &Window, at: u64) -> (u64, u64) {
-    let [s, t, m, d, r, v, l, e] =
-        [b's', b't', b'm', b'd', b'r', b'v', b'l', b'e'].map(|c| w.letter_either_case(c));
-    let one = at & (s | t | m | d) >> 1;
-    let two = at & ((r | v) >> 1 & e >> 2 | l >> 1 & l >> 2);
-    let starts = one | two;
-    (starts, starts << 1 | two << 2)
+    Some(1 | contraction | word_punct_starts | digit_starts | ws_starts)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //!   the space of the next; a run that ends the text is one piece (`\s++$`).
 
 use super::gpt2;
-use super::window::{below, window_starts, Window};
+use super::window::{below, contractions, window_starts, Window};
 use super::PieceEnds;
 
 /// GPT-2's splitter: windows of masks, the scanning splitter elsewhere.
@@ -36,7 +36,7 @@ fn starts(w: &Window) -> Option<u64> {
     let punct = below(w.len) & !(letter | w.digit | w.ws);
 
     let (contraction, contraction_letters) = if w.apostrophe != 0 {
-        contractions(w, w.apostrophe & !((punct | w.space) << 1))
+        contractions(w, w.apostrophe & !((punct | w.space) << 1), false)
     } else {
         (0, 0)
     };
@@ -53,17 +53,6 @@ fn starts(w: &Window) -> Option<u64> {
 
     // The byte after a contraction starts a piece by the rules above.
     Some(1 | contraction | run_starts | ws_starts)
-}
-
-/// Of the apostrophes `at`, those that start a contraction, and the contractions' letters.
-#[inline(never)]
-fn contractions(w: &Window, at: u64) -> (u64, u64) {
-    let [s, t, m, d, r, v, l, e] =
-        [b's', b't', b'm', b'd', b'r', b'v', b'l', b'e'].map(|c| w.byte(c));
-    let one = at & (s | t | m | d) >> 1;
-    let two = at & ((r | v) >> 1 & e >> 2 | l >> 1 & l >> 2);
-    let starts = one | two;
-    (starts, starts << 1 | two << 2)
 }
 
 #[cfg(test)]

@@ -24,7 +24,10 @@
 //! `windows_cut_where_scanning_does` to `o200k.rs` on random ASCII.
 
 use super::o200k;
-use super::window::{below, digit_starts, fill_left, fill_right, window_starts, Window};
+use super::window::{
+    below, contractions, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts,
+    Window,
+};
 use super::PieceEnds;
 
 /// o200k's splitter, through windows where it can.
@@ -59,12 +62,18 @@ pub(super) fn starts<const CONTRACTIONS: bool, const DIGITS: u32>(w: &Window) ->
     let letter = w.upper | w.lower;
     let punct = below(w.len) & !(letter | w.digit | w.ws);
 
-    // Contractions: the apostrophes that start one, and their letters.
-    let (contraction, contraction_letters) = if CONTRACTIONS && w.apostrophe & letter << 1 != 0 {
-        contractions(w, letter)?
+    // Contractions: the apostrophes after a letter that start one, and their letters. One
+    // that may follow another's letters (`x's's`: the second apostrophe is then a word's
+    // prefix) is left to scanning.
+    let after_letter = w.apostrophe & letter << 1;
+    let (contraction, contraction_letters) = if CONTRACTIONS && after_letter != 0 {
+        contractions(w, after_letter, true)
     } else {
         (0, 0)
     };
+    if contraction & (w.apostrophe << 2 | w.apostrophe << 3) != 0 {
+        return None;
+    }
 
     // Word bodies: a letter not after one, or uppercase after lowercase.
     let body = letter & !contraction_letters;
@@ -75,50 +84,14 @@ pub(super) fn starts<const CONTRACTIONS: bool, const DIGITS: u32>(w: &Window) ->
     let trailer = fill_right(w.newline & punct << 1, w.newline | w.slash);
     let punct = punct & !trailer;
 
-    // Prefixes.
-    let before_body = body_start >> 1;
-    let ws_prefix = before_body & w.ws & !w.newline;
-    let punct_prefix = before_body & punct & !((punct | w.space) << 1);
-    let prefix = ws_prefix | punct_prefix;
-    let word_starts = body_start & !(prefix << 1) | prefix;
-
-    // Punctuation runs, from the space before one.
-    let run = punct & !punct_prefix;
-    let run_start = run & !(run << 1);
-    let punct_starts = run_start & !(w.space << 1) | run_start >> 1 & w.space;
+    let word_punct_starts = word_and_punct_starts(w, body_start, punct);
 
     // Digits, in threes from each run's start.
     let digit_starts = digit_starts::<DIGITS>(w.digit);
 
-    // Whitespace.
-    let ws = w.ws & !trailer;
-    let ws_run_start = ws & !(ws << 1);
-    // After a run's last newline: its last run of other whitespace, if it ends the run.
-    let other = ws & !w.newline;
-    let other_end = other & !(other >> 1) & !(ws >> 1);
-    let last_other = fill_left(other_end, other);
-    let after_newline = last_other & !(last_other << 1);
-    let ws_last = other & !(ws >> 1) & below(w.len - 1);
-    let ws_starts = ws_run_start | after_newline | ws_last;
+    let ws_starts = ws_starts::<false>(w, w.ws & !trailer);
 
-    Some(1 | word_starts | punct_starts | digit_starts | ws_starts)
-}
-
-/// The apostrophes that start a contraction after a letter, and the contractions' letters;
-/// `None` when one may follow another's letters (`x's's`: then the second apostrophe is a
-/// word's prefix, not a contraction).
-#[inline(never)]
-fn contractions(w: &Window, letter: u64) -> Option<(u64, u64)> {
-    let after_letter = w.apostrophe & letter << 1;
-    let [s, t, m, d, r, v, l, e] =
-        [b's', b't', b'm', b'd', b'r', b'v', b'l', b'e'].map(|c| w.letter_either_case(c));
-    let one = after_letter & (s | t | m | d) >> 1;
-    let two = after_letter & !one & ((r | v) >> 1 & e >> 2 | l >> 1 & l >> 2);
-    let starts = one | two;
-    if starts & (w.apostrophe << 2 | w.apostrophe << 3) != 0 {
-        return None;
-    }
-    Some((starts, starts << 1 | two << 2))
+    Some(1 | word_punct_starts | digit_starts | ws_starts)
 }
 
 #[cfg(test)]

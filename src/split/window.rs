@@ -125,6 +125,65 @@ fn window_of(
     Ok((starts(&w).ok_or(i + 1)?, w.len))
 }
 
+/// Of the apostrophes `at`, those that start a contraction (`'s`, `'t`, `'m`, `'d`, `'re`,
+/// `'ve`, `'ll`; in either case when `fold`), and the contractions' letters. A call of its
+/// own: most windows have no apostrophe.
+#[inline(never)]
+pub(super) fn contractions(w: &Window, at: u64, fold: bool) -> (u64, u64) {
+    let letter = |c: u8| {
+        if fold {
+            w.letter_either_case(c)
+        } else {
+            w.byte(c)
+        }
+    };
+    let [s, t, m, d, r, v, l, e] = [b's', b't', b'm', b'd', b'r', b'v', b'l', b'e'].map(letter);
+    let one = at & (s | t | m | d) >> 1;
+    let two = at & ((r | v) >> 1 & e >> 2 | l >> 1 & l >> 2);
+    let starts = one | two;
+    (starts, starts << 1 | two << 2)
+}
+
+/// The starts of words and of punctuation runs under the o200k and cl100k families'
+/// `[^\r\n\p{L}\p{N}]?` before a word and ` ?` before punctuation, from the words' bodies'
+/// starts and the punctuation (less contractions' apostrophes and trailers): the byte before a
+/// word joins it when not a letter, digit or newline and a piece would start there, which for
+/// whitespace is always (a run of whitespace leaves its last byte to what follows) and for
+/// punctuation is unless the byte before it is punctuation (a run is one piece) or a space
+/// (` ?` takes it first); a run of punctuation starts at the space before it, if any.
+#[inline(always)]
+pub(super) fn word_and_punct_starts(w: &Window, body_start: u64, punct: u64) -> u64 {
+    let before_body = body_start >> 1;
+    let ws_prefix = before_body & w.ws & !w.newline;
+    let punct_prefix = before_body & punct & !((punct | w.space) << 1);
+    let prefix = ws_prefix | punct_prefix;
+    let word_starts = body_start & !(prefix << 1) | prefix;
+    let run = punct & !punct_prefix;
+    let run_start = run & !(run << 1);
+    word_starts | run_start & !(w.space << 1) | run_start >> 1 & w.space
+}
+
+/// The starts of whitespace pieces under the o200k and cl100k families, `ws` the window's
+/// whitespace less trailers' newlines: each run; after its last newline, its last run of
+/// other whitespace; its last byte, when not a newline and not the text's last (a piece of
+/// its own or the start of the next). With `END_FIRST` (cl100k's `\s++$`), a run that ends
+/// the text is one piece.
+#[inline(always)]
+pub(super) fn ws_starts<const END_FIRST: bool>(w: &Window, ws: u64) -> u64 {
+    let run_start = ws & !(ws << 1);
+    let other = ws & !w.newline;
+    let other_end = other & !(other >> 1) & !(ws >> 1);
+    let last_other = fill_left(other_end, other);
+    let after_newline = last_other & !(last_other << 1);
+    let last = other & !(ws >> 1) & below(w.len - 1);
+    let at_end = if END_FIRST {
+        fill_left(ws & 1 << (w.len - 1), ws)
+    } else {
+        0
+    };
+    run_start | (after_newline | last) & !at_end
+}
+
 /// The bits of `runs` reachable from a bit of `seeds` (in `runs`) going up through `runs`.
 /// Adding a run's lowest bit carries through the run; several seeds in one run would carry
 /// into each other, so they are spread one bit at a time (trailers are a byte or two).
