@@ -206,20 +206,19 @@ impl<B, H: FnMut(usize, &mut Vec<TokenId>) -> ControlFlow<B>> TileLoop for Encod
         let mut start = 0;
         while start < text.len() {
             let first = start;
-            let mut n = 0;
-            while n < CHUNK && start < text.len() {
-                let mut sink = Chunk {
-                    text,
-                    cache: self.cache,
-                    ends: &mut ends,
-                    keys: &mut keys,
-                    n,
-                    from: start,
-                };
-                let ControlFlow::Continue(next) = pieces.next_ends(text, start, &mut sink);
-                n = sink.n;
+            let mut chunk = Chunk {
+                text,
+                cache: self.cache,
+                ends: &mut ends,
+                keys: &mut keys,
+                n: 0,
+                from: start,
+            };
+            while chunk.n < CHUNK && start < text.len() {
+                let ControlFlow::Continue(next) = pieces.next_ends(text, start, &mut chunk);
                 start = next;
             }
+            let n = chunk.n;
             let mut from = first;
             for (end, key) in ends[..n].iter().zip(&keys[..n]) {
                 // SAFETY: the first pass wrote `ends[..n]` and `keys[..n]`.

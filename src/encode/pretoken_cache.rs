@@ -107,8 +107,8 @@ impl Slot {
     }
 
     /// Appends its ids to `out`: all `CACHE_IDS` entries of `ids` copied, the length then
-    /// set to the count, so that the copy does not branch on how many ids there are (a `match` on the
-    /// count mispredicted 28k times per MB of English under o200k, callgrind).
+    /// set to the count, so that the copy does not branch on how many ids there are (a
+    /// `match` on the count mispredicted 28k times per MB of English under o200k, callgrind).
     #[inline(always)]
     pub(super) fn append_to(&self, out: &mut Vec<TokenId>) {
         out.reserve(CACHE_IDS);

@@ -13,7 +13,7 @@
 
 use super::cl100k;
 use super::window::{
-    below, contractions, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts,
+    contraction_pieces, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts,
     Window,
 };
 use super::PieceEnds;
@@ -57,18 +57,12 @@ impl<const P: u8> PieceEnds for Cl100kWindows<P> {
 /// `DIGITS` and, when `END_FIRST`, cl100k's `\s++$`. Never `None`.
 #[inline(always)]
 fn starts<const DIGITS: u32, const END_FIRST: bool>(w: &Window) -> Option<u64> {
-    let letter = w.upper | w.lower;
-    let punct = below(w.len) & !(letter | w.digit | w.ws);
+    let punct = w.punct();
 
-    // Contractions where a piece starts: not after punctuation or a space.
-    let (contraction, contraction_letters) = if w.apostrophe != 0 {
-        contractions(w, w.apostrophe & !((punct | w.space) << 1), true)
-    } else {
-        (0, 0)
-    };
+    let (contraction, contraction_letters) = contraction_pieces(w, punct, true);
 
     // Words.
-    let body = letter & !contraction_letters;
+    let body = w.letter() & !contraction_letters;
     let body_start = body & !(body << 1);
 
     // Trailers: the run of `\r` and `\n` after punctuation.
@@ -92,9 +86,9 @@ mod tests {
 
     #[test]
     fn windows_cut_where_scanning_does() {
-        assert_windows_scan_alike("cl100k", starts::<3, true>, cl100k::piece_end);
-        assert_windows_scan_alike("llama3", starts::<3, false>, cl100k::llama3_piece_end);
-        assert_windows_scan_alike("qwen2", starts::<1, false>, cl100k::qwen2_piece_end);
-        assert_windows_scan_alike("qwen3.5", starts::<1, false>, cl100k::qwen35_piece_end);
+        assert_windows_scan_alike("cl100k", CL100K);
+        assert_windows_scan_alike("llama3", LLAMA3);
+        assert_windows_scan_alike("qwen2", QWEN2);
+        assert_windows_scan_alike("qwen3.5", QWEN3_5);
     }
 }

@@ -10,7 +10,7 @@
 //!   the space of the next; a run that ends the text is one piece (`\s++$`).
 
 use super::gpt2;
-use super::window::{below, contractions, window_starts, Window};
+use super::window::{below, contraction_pieces, window_starts, Window};
 use super::PieceEnds;
 
 /// GPT-2's splitter: windows of masks, the scanning splitter elsewhere.
@@ -32,17 +32,12 @@ impl PieceEnds for Gpt2Windows {
 /// The bytes of `w` where a piece starts (bit 0 always). Never `None`.
 #[inline(always)]
 fn starts(w: &Window) -> Option<u64> {
-    let letter = w.upper | w.lower;
-    let punct = below(w.len) & !(letter | w.digit | w.ws);
+    let punct = w.punct();
 
-    let (contraction, contraction_letters) = if w.apostrophe != 0 {
-        contractions(w, w.apostrophe & !((punct | w.space) << 1), false)
-    } else {
-        (0, 0)
-    };
+    let (contraction, contraction_letters) = contraction_pieces(w, punct, false);
 
     // Runs, and the space before each.
-    let body = letter & !contraction_letters;
+    let body = w.letter() & !contraction_letters;
     let punct = punct & !contraction;
     let runs = body & !(body << 1) | w.digit & !(w.digit << 1) | punct & !(punct << 1);
     let spaced = runs >> 1 & w.space;
@@ -62,6 +57,6 @@ mod tests {
 
     #[test]
     fn windows_cut_where_scanning_does() {
-        assert_windows_scan_alike("gpt2", starts, gpt2::piece_end);
+        assert_windows_scan_alike("gpt2", Gpt2Windows);
     }
 }

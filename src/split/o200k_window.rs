@@ -25,8 +25,7 @@
 
 use super::o200k;
 use super::window::{
-    below, contractions, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts,
-    Window,
+    contractions, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts, Window,
 };
 use super::PieceEnds;
 
@@ -58,9 +57,9 @@ impl<const C: bool, const D: u32> PieceEnds for O200kWindows<C, D> {
 /// The bytes of `w` where a piece starts (bit 0 always), under o200k (`CONTRACTIONS`,
 /// `DIGITS = 3`) or Tekken; `None` for a window left to the scanning splitter.
 #[inline(always)]
-pub(super) fn starts<const CONTRACTIONS: bool, const DIGITS: u32>(w: &Window) -> Option<u64> {
-    let letter = w.upper | w.lower;
-    let punct = below(w.len) & !(letter | w.digit | w.ws);
+fn starts<const CONTRACTIONS: bool, const DIGITS: u32>(w: &Window) -> Option<u64> {
+    let letter = w.letter();
+    let punct = w.punct();
 
     // Contractions: the apostrophes after a letter that start one, and their letters. One
     // that may follow another's letters (`x's's`: the second apostrophe is then a word's
@@ -101,7 +100,7 @@ mod tests {
 
     #[test]
     fn windows_cut_where_scanning_does() {
-        assert_windows_scan_alike("o200k", starts::<true, 3>, o200k::piece_end);
-        assert_windows_scan_alike("tekken", starts::<false, 1>, o200k::tekken_piece_end);
+        assert_windows_scan_alike("o200k", O200K);
+        assert_windows_scan_alike("tekken", TEKKEN);
     }
 }

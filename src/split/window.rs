@@ -51,19 +51,18 @@ impl Window {
         let c = Classes::of(&bytes);
         // Bits of the bytes present before the first non-ASCII one.
         let ascii = below(ascii_end);
-        let len = if rest.len() <= MAX_WINDOW && ascii == below(rest.len()) {
+        let len = if rest.len() <= MAX_WINDOW && ascii_end == rest.len() {
             rest.len()
         } else {
             // `safe_cut`'s three cases, for ASCII bytes: a space after visible ASCII, `\n`
             // after a letter or digit, visible ASCII but `/` after one `\n` after visible
-            // ASCII. A cut at `k` needs the bytes before `k` ASCII (bit `k` itself is ASCII
-            // in each case), and `k < rest.len()`, so the bytes of `avail` only.
+            // ASCII. A cut at `k > 0` needs the bytes before `k` ASCII; byte `k` is ASCII
+            // in each case, so `k` is below `ascii_end`, itself at most `avail`.
             let alnum = c.upper | c.lower | c.digit;
             let cuts = (c.space & c.visible << 1)
                 | (c.lf & alnum << 1)
                 | (c.visible & !c.slash & c.lf << 1 & c.visible << 2);
-            let cuts = cuts & (ascii << 1 | 1) & ascii & below(avail) & !1;
-            let cuts = cuts & below(MAX_WINDOW + 1);
+            let cuts = cuts & ascii & !1;
             if cuts == 0 {
                 return Err(i + 1 + if ascii_end < avail { ascii_end } else { 0 });
             }
@@ -82,6 +81,18 @@ impl Window {
             apostrophe: c.apostrophe & valid,
             bytes,
         })
+    }
+
+    /// `\p{L}` in ASCII.
+    #[inline(always)]
+    pub(super) fn letter(&self) -> u64 {
+        self.upper | self.lower
+    }
+
+    /// `[^\s\p{L}\p{N}]` in ASCII: punctuation, symbols and controls.
+    #[inline(always)]
+    pub(super) fn punct(&self) -> u64 {
+        below(self.len) & !(self.letter() | self.digit | self.ws)
     }
 
     /// The bytes equal to `lower` (an ASCII lowercase letter) or its uppercase.
@@ -142,6 +153,17 @@ pub(super) fn contractions(w: &Window, at: u64, fold: bool) -> (u64, u64) {
     let two = at & ((r | v) >> 1 & e >> 2 | l >> 1 & l >> 2);
     let starts = one | two;
     (starts, starts << 1 | two << 2)
+}
+
+/// The contractions of the cl100k family and GPT-2, pieces of their own wherever a piece
+/// starts at an apostrophe: not inside a run of `punct`, nor after a space (` ?` takes the
+/// apostrophe into punctuation). Their apostrophes and letters, as [`contractions`].
+#[inline(always)]
+pub(super) fn contraction_pieces(w: &Window, punct: u64, fold: bool) -> (u64, u64) {
+    if w.apostrophe == 0 {
+        return (0, 0);
+    }
+    contractions(w, w.apostrophe & !((punct | w.space) << 1), fold)
 }
 
 /// The starts of words and of punctuation runs under the o200k and cl100k families'
@@ -365,34 +387,36 @@ fn bits(bytes: &[u8; 64], keep: impl Fn(u8) -> bool) -> u64 {
         .fold(0, |acc, (k, &b)| acc | u64::from(keep(b)) << k)
 }
 
-/// Asserts that windows (where `starts` gives them) and scanning elsewhere cut random ASCII
-/// text, rich in what the patterns treat specially, exactly where `piece_end` alone does.
+/// Asserts that the splitter `pieces`, through its windows where it takes them, cuts random
+/// ASCII text, rich in what the patterns treat specially, exactly where its scanning
+/// `piece_end` alone does.
 #[cfg(test)]
-pub(super) fn assert_windows_scan_alike(
-    name: &str,
-    starts: fn(&Window) -> Option<u64>,
-    piece_end: fn(&[u8], usize) -> usize,
-) {
+pub(super) fn assert_windows_scan_alike(name: &str, pieces: impl super::PieceEnds) {
+    use super::EndSink;
     use crate::test_rng::Lcg;
-    let ends = |text: &[u8], windows: bool| {
+    use std::convert::Infallible;
+    use std::ops::ControlFlow;
+    struct Ends(Vec<usize>);
+    impl EndSink<Infallible> for Ends {
+        fn end(&mut self, end: usize) -> ControlFlow<Infallible> {
+            self.0.push(end);
+            ControlFlow::Continue(())
+        }
+    }
+    let through_windows = |text: &[u8]| {
+        let mut ends = Ends(Vec::new());
+        let mut i = 0;
+        while i < text.len() {
+            let ControlFlow::Continue(next) = pieces.next_ends(text, i, &mut ends);
+            i = next;
+        }
+        ends.0
+    };
+    let scanned = |text: &[u8]| {
         let mut out = Vec::new();
         let mut i = 0;
         while i < text.len() {
-            let window = windows
-                .then(|| Window::at(text, i).ok())
-                .flatten()
-                .and_then(|w| Some((starts(&w)?, w.len)));
-            match window {
-                Some((starts, len)) => {
-                    let mut rest = starts & !1;
-                    while rest != 0 {
-                        out.push(i + rest.trailing_zeros() as usize);
-                        rest &= rest - 1;
-                    }
-                    i += len;
-                }
-                None => i = piece_end(text, i),
-            }
+            i = pieces.piece_end(text, i);
             out.push(i);
         }
         out
@@ -411,7 +435,7 @@ pub(super) fn assert_windows_scan_alike(
             .collect();
         windows += usize::from(Window::at(&text, 0).is_ok());
         let show = String::from_utf8_lossy(&text);
-        assert_eq!(ends(&text, true), ends(&text, false), "{name} {show:?}");
+        assert_eq!(through_windows(&text), scanned(&text), "{name} {show:?}");
     }
     // Most texts start a window: the comparison is not of scanning with itself.
     assert!(windows > 150_000, "{name}: {windows} windows");
