@@ -17,6 +17,7 @@ threads, so batch speed-ups then read as about 1x).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import lzma
 import os
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 # numpy's OpenBLAS otherwise starts a spinning thread per core on import, which took CPU
@@ -634,20 +636,52 @@ def hwm():
 """
 
 
+def distinct_text(nbytes: int, names: list[str], block: int = 2_000_000) -> Iterator[bytes]:
+    """About `nbytes` of the documents of the corpora `names`, none repeated, as a
+    pretraining corpus is: `block` bytes (cut at a line end) of each corpus in turn, each
+    read front to back, the corpora that run out left out of later turns."""
+    with contextlib.ExitStack() as stack:
+        files = {}
+        for name in names:
+            path = DATA / f"{name}.txt"
+            opened = (
+                open(path, "rb")
+                if path.exists()
+                else lzma.open(SHARED / "corpora" / f"{name}.txt.xz")
+            )
+            files[name] = [stack.enter_context(opened), b""]
+        while nbytes > 0 and files:
+            for name, (f, carry) in list(files.items()):
+                data = carry + f.read(block)
+                cut = data.rfind(b"\n") + 1 if len(data) > len(carry) else len(data)
+                if not data:
+                    del files[name]
+                    continue
+                files[name][1] = data[cut:]
+                yield data[:cut].decode("utf-8", errors="replace").encode()
+                nbytes -= cut
+                if nbytes <= 0:
+                    return
+
+
 def bench_file(args) -> None:
-    """encode_file on a file of the corpora's documents (separated by <|endoftext|>), on 1
-    thread and on all cores, each in a fresh process for its peak RSS; with --peers also
-    gigatoken's encode_files (its documents split at the separator, which it drops), whose
-    ids are checked equal to bytepair's with the separators taken out."""
+    """encode_file on a file of the corpora's documents (separated by <|endoftext|>), none
+    repeated, on 1 thread and on all cores, each in a fresh process for its peak RSS, each
+    writing a new file; with --peers also gigatoken's encode_files (its documents split at
+    the separator, which it drops), whose ids are checked equal to bytepair's with the
+    separators taken out."""
     threads = os.cpu_count() or 1
     load_tiktoken("o200k_base")  # and TIKTOKEN_CACHE_DIR for the processes below
-    print(f"\nencode_file on {args.file_mb} MB (o200k): wall time, peak RSS of a fresh process")
+    names = [CORPORA[args.file_corpus]] if args.file_corpus else list(CORPORA.values())
+    print(
+        f"\nencode_file on {args.file_mb} MB of distinct text ({', '.join(names)}; o200k): "
+        "wall time, peak RSS of a fresh process"
+    )
     with tempfile.TemporaryDirectory() as d:
         src, ids = Path(d) / "in.txt", Path(d) / "ids.npy"
-        block = "".join(text_of(c, 2_000_000) for c in CORPORA.values()).encode()
         with open(src, "wb") as f:
-            for _ in range(args.file_mb * 1_000_000 // len(block) + 1):
-                f.write(block)
+            for data in distinct_text(args.file_mb * 1_000_000, names):
+                f.write(data)
         size = src.stat().st_size
         ours = f"""
 import time, tiktoken
@@ -679,6 +713,10 @@ print(len(flat), dt, base, peak, same)
 """
 
         def run(script: str, n: int) -> list[str]:
+            if script is ours:
+                # A new file each time: replacing the last run's 200 MB of ids cost the
+                # rename 0.13 s here, which is the deletion of a file, not encoding.
+                ids.unlink(missing_ok=True)
             code = script.replace("THREADS", str(n))
             out = subprocess.run(
                 [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ
@@ -712,6 +750,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
     p.add_argument("--cap", type=float, default=8.0, help="seconds for tiktoken's worst case")
     p.add_argument("--file-mb", type=int, default=200, help="encode_file input size (0: skip)")
+    p.add_argument("--file-corpus", choices=list(CORPORA), help="encode_file on this corpus alone")
     p.add_argument("--vocab", action="append", choices=[*VOCABS, *PUBLISHED], help="default: all")
     p.add_argument("--cpu", action="store_true", help="time by process CPU time, not wall")
     p.add_argument("--no-pathological", action="store_true", help="skip the worst cases")
