@@ -61,12 +61,24 @@ pub fn pack_within(text: &[u8], start: usize, end: usize) -> Option<u128> {
     match text.get(start..start + 16) {
         Some(wide) => {
             let bytes = u128::from_le_bytes(wide.try_into().expect("16 bytes"));
-            // n <= 15: the shift is in range.
-            Some(bytes & ((1u128 << (8 * n)) - 1) | (n as u128) << 120)
+            Some(bytes & KEEP[n] | (n as u128) << 120)
         }
         None => pack(&text[start..end]),
     }
 }
+
+/// `KEEP[n]`: the low `n` bytes of a `u128`, as a table: a u128 shift by a variable amount
+/// compiles to shld, shifts and cmovs, 3 instructions more per pre-token (callgrind, o200k,
+/// new English: the encoding loop 2.3% fewer instructions with the table).
+const KEEP: [u128; MAX_LEN + 1] = {
+    let mut keep = [0u128; MAX_LEN + 1];
+    let mut n = 1;
+    while n <= MAX_LEN {
+        keep[n] = (1u128 << (8 * n)) - 1;
+        n += 1;
+    }
+    keep
+};
 
 /// The pre-token of a key, as 16 bytes: the pre-token, zero-padded, then its length.
 #[inline]
