@@ -30,6 +30,7 @@ import time
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 # numpy's OpenBLAS otherwise starts a spinning thread per core on import, which took CPU
 # from whichever library ran first (0.1 s of CPU time, 15% of the first round's wall time).
@@ -104,18 +105,18 @@ def text_of(name: str, nbytes: int, start: int = 0) -> str:
             data = data[data.find(b"\n") + 1 :]
             slices.append(data[: data.rfind(b"\n") + 1])
         return b"".join(slices).decode("utf-8", errors="replace")
-    path = DATA / f"{name}.txt"
-    if path.exists():
-        with open(path, "rb") as f:
-            f.seek(start)
-            data = f.read(nbytes)
-    else:
-        with lzma.open(SHARED / "corpora" / f"{name}.txt.xz") as f:
-            f.seek(start)
-            data = f.read(nbytes)
+    with open_corpus(name) as f:
+        f.seek(start)
+        data = f.read(nbytes)
     if start:
         data = data[data.find(b"\n") + 1 :]
     return data[: data.rfind(b"\n") + 1].decode("utf-8", errors="replace")
+
+
+def open_corpus(name: str) -> BinaryIO:
+    """The corpus `name` as a binary file: /work/data's unpacked copy, or the xz in ../shared."""
+    path = DATA / f"{name}.txt"
+    return open(path, "rb") if path.exists() else lzma.open(SHARED / "corpora" / f"{name}.txt.xz")
 
 
 def documents(text: str) -> list[str]:
@@ -643,13 +644,7 @@ def distinct_text(nbytes: int, names: list[str], block: int = 2_000_000) -> Iter
     with contextlib.ExitStack() as stack:
         files = {}
         for name in names:
-            path = DATA / f"{name}.txt"
-            opened = (
-                open(path, "rb")
-                if path.exists()
-                else lzma.open(SHARED / "corpora" / f"{name}.txt.xz")
-            )
-            files[name] = [stack.enter_context(opened), b""]
+            files[name] = [stack.enter_context(open_corpus(name)), b""]
         while nbytes > 0 and files:
             for name, (f, carry) in list(files.items()):
                 data = carry + f.read(block)
