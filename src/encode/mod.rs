@@ -55,6 +55,7 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use thread_local::ThreadLocal;
 
+mod arena_pretoken_cache;
 mod batch;
 mod bpe;
 mod build;

@@ -1,5 +1,6 @@
 //! The per-thread cache of short pre-tokens and their ids, and the key it is indexed by.
 
+use super::arena_pretoken_cache::ArenaPretokenCache;
 use super::chars::Scratch;
 use super::long_pretoken_cache::{LongPretokenCache, LONG_MAX};
 use super::pair_table::{NONE, PAIR_CACHE_BITS};
@@ -22,6 +23,8 @@ pub(super) struct PretokenCache {
     pub(super) sets: ZeroedTable<Set>,
     /// The pre-tokens too long for a key (see [`LongPretokenCache`]).
     pub(super) long: LongPretokenCache,
+    /// The pre-tokens over 64 bytes (see [`ArenaPretokenCache`]).
+    pub(super) arena: ArenaPretokenCache,
     /// Recent pair look-ups, `(left << 32 | right, priority, merged)`, direct-mapped, absent
     /// pairs included (see `Encoder::hot_pair`).
     pub(super) pairs: Vec<(u64, u32, TokenId)>,
@@ -59,6 +62,7 @@ impl Default for PretokenCache {
         PretokenCache {
             sets: ZeroedTable::new(1 << CACHE_BITS),
             long: LongPretokenCache::default(),
+            arena: ArenaPretokenCache::default(),
             pairs: vec![(u64::MAX, NONE, NONE); 1 << PAIR_CACHE_BITS],
             scratch: Scratch::default(),
         }
