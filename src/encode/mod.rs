@@ -19,8 +19,8 @@
 //! - long ones use a linked list plus a min-heap with lazy invalidation: O(n log n), so a
 //!   1 MB pre-token of one repeated letter takes milliseconds, not hours.
 //!
-//! A small two-way set-associative per-thread cache remembers the ids of recent short
-//! pre-tokens.
+//! Per-thread caches remember the ids of recent pre-tokens: two-way set-associative ones for
+//! pre-tokens of up to 64 bytes, and an arena for longer ones.
 //!
 //! Data flow: text -> segments (special tokens cut out by the policy, `special_policy`) ->
 //! pre-tokens (the splitter, `crate::split`) -> each pre-token through the cache, the
@@ -36,6 +36,7 @@
 //!   occur), with `filter.rs`, the Bloom filter of its pairs;
 //! - `pretoken_cache.rs`: the per-thread cache of short pre-tokens and their u128 key;
 //!   `long_pretoken_cache.rs`: the one of pre-tokens of 16-64 bytes, keyed by their bytes;
+//!   `arena_pretoken_cache.rs`: the one of longer pre-tokens, records in a bounded arena;
 //!   `pretoken.rs`: one pre-token's road through cache, whole-token tables and BPE, and the
 //!   loops over a built-in splitter's pre-tokens (one prefetches cache sets ahead);
 //! - `special_policy.rs`: which special tokens are allowed, disallowed or plain text;
