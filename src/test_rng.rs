@@ -12,4 +12,17 @@ impl Lcg {
             .wrapping_add(1442695040888963407);
         ((self.0 >> 33) % n as u64) as usize
     }
+
+    /// Indices of `n` items for `rounds` rounds of look-ups: the first round each in order,
+    /// the later ones `n` drawn at random, so a cache meets new items, then items it still
+    /// holds and items it has evicted.
+    pub(crate) fn visits(&mut self, n: usize, rounds: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..n).collect();
+        for _ in 1..rounds {
+            for _ in 0..n {
+                order.push(self.below(n));
+            }
+        }
+        order
+    }
 }

@@ -178,23 +178,14 @@ mod tests {
         // is encoded through the arena cache three times over (restarts included, as they are
         // more than it holds), and must equal plain BPE.
         use crate::encode::pretoken_cache::PretokenCache;
-        use crate::encode::test_vocab::{bytes_vocab, plain_bpe};
-        use crate::encode::Encoder;
-        let merges: Vec<(Vec<u8>, Vec<u8>)> = [
-            (&b"a"[..], &b"b"[..]),
+        use crate::encode::test_vocab::{byte_merges_encoder, plain_bpe};
+        let enc = byte_merges_encoder(&[
+            (b"a", b"b"),
             (b"ab", b"c"),
             (b"\xe4\xb8", b"\xad"),
             ("中".as_bytes(), "文".as_bytes()),
             (b"ab", b"ab"),
-        ]
-        .iter()
-        .map(|(x, y)| (x.to_vec(), y.to_vec()))
-        .collect();
-        let mut vocab = bytes_vocab();
-        for (i, (x, y)) in merges.iter().enumerate() {
-            vocab.push((300 + i as TokenId, [&x[..], &y[..]].concat()));
-        }
-        let enc = Encoder::new(vocab, Some(&merges), vec![], r"\S+|\s+").unwrap();
+        ]);
         assert!(enc.chars.is_some());
         let mut cache = PretokenCache::default();
         let mut rng = Lcg(5);
@@ -213,22 +204,16 @@ mod tests {
                 p
             })
             .collect();
-        for round in 0..3 {
-            for i in 0..pretokens.len() {
-                let pretoken = &pretokens[if round == 0 {
-                    i
-                } else {
-                    rng.below(pretokens.len())
-                }];
-                let mut cached = Vec::new();
-                enc.encode_pretoken(pretoken, &mut cache, &mut cached);
-                assert_eq!(
-                    cached,
-                    plain_bpe(&enc, pretoken),
-                    "{:?}",
-                    String::from_utf8_lossy(pretoken)
-                );
-            }
+        for i in rng.visits(pretokens.len(), 3) {
+            let pretoken = &pretokens[i];
+            let mut cached = Vec::new();
+            enc.encode_pretoken(pretoken, &mut cache, &mut cached);
+            assert_eq!(
+                cached,
+                plain_bpe(&enc, pretoken),
+                "{:?}",
+                String::from_utf8_lossy(pretoken)
+            );
         }
         assert!(
             cache.arena.entries > 1000,

@@ -111,8 +111,7 @@ impl LongPretokenCache {
 mod tests {
     use super::*;
     use crate::encode::pretoken_cache::PretokenCache;
-    use crate::encode::test_vocab::bytes_vocab;
-    use crate::encode::Encoder;
+    use crate::encode::test_vocab::byte_merges_encoder;
     use crate::test_rng::Lcg;
 
     #[test]
@@ -120,21 +119,13 @@ mod tests {
         // Pre-tokens of 16-80 bytes (some too long for the cache) from a small alphabet (é among them, so some take BPE from
         // whole characters): many more than the cache holds, so sets fill, evict and swap;
         // each answer must be plain BPE's.
-        let merges: Vec<(Vec<u8>, Vec<u8>)> = [
-            (&b"a"[..], &b"b"[..]),
+        let enc = byte_merges_encoder(&[
+            (b"a", b"b"),
             (b"ab", b"c"),
             (b"\xc3", b"\xa9"),
             (b"c", "é".as_bytes()),
             (b"ab", b"ab"),
-        ]
-        .iter()
-        .map(|(x, y)| (x.to_vec(), y.to_vec()))
-        .collect();
-        let mut vocab = bytes_vocab();
-        for (i, (x, y)) in merges.iter().enumerate() {
-            vocab.push((300 + i as TokenId, [&x[..], &y[..]].concat()));
-        }
-        let enc = Encoder::new(vocab, Some(&merges), vec![], r"\S+|\s+").unwrap();
+        ]);
         assert!(enc.chars.is_some());
         let mut cache = PretokenCache::default();
         let mut rng = Lcg(99);
@@ -150,25 +141,19 @@ mod tests {
             })
             .collect();
         let mut held = 0;
-        for round in 0..3 {
-            for i in 0..pretokens.len() {
-                let pretoken = &pretokens[if round == 0 {
-                    i
-                } else {
-                    rng.below(pretokens.len())
-                }];
-                let (mut cached, mut plain) = (Vec::new(), Vec::new());
-                enc.encode_pretoken(pretoken, &mut cache, &mut cached);
-                enc.bpe(pretoken, &mut plain);
-                assert_eq!(cached, plain, "{:?}", String::from_utf8_lossy(pretoken));
-                // The answer is cached, unless the pre-token or its ids are too long for a slot.
-                let mut again = Vec::new();
-                let set = LongPretokenCache::set_of(pretoken);
-                if pretoken.len() <= LONG_MAX && plain.len() <= LONG_IDS {
-                    assert!(cache.long.get(set, pretoken, &mut again));
-                    assert_eq!(again, plain);
-                    held += 1;
-                }
+        for i in rng.visits(pretokens.len(), 3) {
+            let pretoken = &pretokens[i];
+            let (mut cached, mut plain) = (Vec::new(), Vec::new());
+            enc.encode_pretoken(pretoken, &mut cache, &mut cached);
+            enc.bpe(pretoken, &mut plain);
+            assert_eq!(cached, plain, "{:?}", String::from_utf8_lossy(pretoken));
+            // The answer is cached, unless the pre-token or its ids are too long for a slot.
+            let mut again = Vec::new();
+            let set = LongPretokenCache::set_of(pretoken);
+            if pretoken.len() <= LONG_MAX && plain.len() <= LONG_IDS {
+                assert!(cache.long.get(set, pretoken, &mut again));
+                assert_eq!(again, plain);
+                held += 1;
             }
         }
         assert!(held > 10_000, "{held} cached");

@@ -20,6 +20,20 @@ pub(super) fn merges_encoder(merges: &[(&str, &str)], extra: &[(TokenId, &str)])
     Encoder::new(vocab, Some(&merges), vec![], r"\S+|\s+").unwrap()
 }
 
+/// [`bytes_vocab`] and `merges` of byte strings (not always whole characters), the i-th
+/// merge's token at id 300 + i.
+pub(super) fn byte_merges_encoder(merges: &[(&[u8], &[u8])]) -> Encoder {
+    let merges: Vec<(Vec<u8>, Vec<u8>)> = merges
+        .iter()
+        .map(|(x, y)| (x.to_vec(), y.to_vec()))
+        .collect();
+    let mut vocab = bytes_vocab();
+    for (i, (x, y)) in merges.iter().enumerate() {
+        vocab.push((300 + i as TokenId, [&x[..], &y[..]].concat()));
+    }
+    Encoder::new(vocab, Some(&merges), vec![], r"\S+|\s+").unwrap()
+}
+
 /// Single bytes as ids 0..255, no merges, and `specials` as ids from 1000.
 pub(super) fn bytes_encoder(pattern: &str, specials: &[&str]) -> Encoder {
     let vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
