@@ -456,8 +456,9 @@ def bench_stream(label: str, corpus: str, tok, arrays_tok, enc, peers, args) -> 
     # Each library first encodes the slice the other rows encode, untimed: every cache then
     # starts the rounds having seen the same text (with --one-thread, gigatoken and the arrays
     # tokenizer would otherwise start cold).
+    warm = text_of(corpus, nbytes)
     for call in calls.values():
-        for d in documents(text_of(corpus, nbytes)):
+        for d in documents(warm):
             call(d)
     took: dict[str, list[float]] = {who: [] for who in calls}
     sizes = 0
