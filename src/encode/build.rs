@@ -80,7 +80,7 @@ pub(super) fn encoder(
     }
 
     let mut pairs = PairTable::default();
-    pairs.map.reserve(match merges {
+    pairs.reserve(match merges {
         Some(Merges::Bytes(m)) => m.len(),
         Some(Merges::Ids(m)) => m.len(),
         None => 0,
@@ -170,6 +170,7 @@ pub(super) fn encoder(
             .map(|(id, t)| enc.last_merge(*id, t))
             .collect(),
     };
+    enc.pairs.pack(enc.spans.len());
     let valid: Vec<bool> = vocab
         .iter()
         .zip(&splits)

@@ -68,6 +68,7 @@ mod long_pretoken_cache;
 mod monotone_heap;
 mod npy;
 mod offsets;
+mod packed_pairs;
 mod pair_table;
 mod pretoken;
 mod pretoken_cache;
@@ -155,7 +156,7 @@ impl std::fmt::Debug for Encoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Encoder")
             .field("tokens", &self.whole.len())
-            .field("pairs", &self.pairs.map.len())
+            .field("pairs", &self.pairs.len())
             .field("unbuilt", &(self.unbuilt.len() + self.unbuilt_long.len()))
             .field("specials", &self.specials.len())
             .field("pattern", &self.splitter.pattern())

@@ -2,6 +2,7 @@
 //! reads. Beside it, a 256x256 table for pairs of single bytes and a per-thread cache of
 //! recent look-ups, both small enough for L2.
 
+use super::packed_pairs::{PackedPairs, PACKED_IDS};
 use super::Encoder;
 use crate::TokenId;
 use rustc_hash::FxHashMap;
@@ -36,23 +37,56 @@ fn pair_of_key(mut k: u64) -> (TokenId, TokenId) {
     ((k >> 32) as TokenId, k as TokenId)
 }
 
-/// The pair table, `(left, right)` -> `(priority, merged id)`, keyed by [`pair_key`].
-/// hashbrown beats a plain open-addressing table (16-byte slots, at most half full) here:
+/// The pair table, `(left, right)` -> `(priority, merged id)`, keyed by [`pair_key`] while
+/// it is built; a rank table's is then packed (see [`PackedPairs`]). For merges, where a
+/// pair's priority and merged id differ, hashbrown beats a plain open-addressing table of 16-byte slots here:
 /// most look-ups on Chinese are of pairs that are not there, which hashbrown answers from
 /// its 1-byte control array (256 KB for o200k, in L2) without touching the 4 MB of slots;
 /// o200k Chinese ran at 14-17 MB/s with open addressing, 20 MB/s with hashbrown.
 #[derive(Default)]
 pub(super) struct PairTable {
-    pub(super) map: FxHashMap<u64, (u32, TokenId)>,
+    map: FxHashMap<u64, (u32, TokenId)>,
+    packed: Option<PackedPairs>,
 }
 
 impl PairTable {
     #[inline]
     pub(super) fn get(&self, a: TokenId, b: TokenId) -> (u32, TokenId) {
+        if let Some(packed) = &self.packed {
+            return match packed.get(a, b) {
+                Some(id) => (id, id),
+                None => (NONE, NONE),
+            };
+        }
         match self.map.get(&pair_key(a, b)) {
             Some(&p) => p,
             None => (NONE, NONE),
         }
+    }
+
+    /// Room for `n` more pairs.
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.map.reserve(n);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.packed
+            .as_ref()
+            .map_or(self.map.len(), PackedPairs::len)
+    }
+
+    /// Packs a finished table when each pair's priority is its merged id (rank mode) and
+    /// every id of the encoder is below [`PACKED_IDS`] (`ids` is one past the largest).
+    pub(super) fn pack(&mut self, ids: usize) {
+        if ids > PACKED_IDS || self.map.values().any(|&(p, m)| p != m) {
+            return;
+        }
+        let pairs = self.map.iter().map(|(&k, &(_, m))| {
+            let (a, b) = pair_of_key(k);
+            (a, b, m)
+        });
+        self.packed = Some(PackedPairs::new(pairs));
+        self.map = FxHashMap::default();
     }
 
     /// Whether every pair ranks after every pair that makes one of its parts: then BPE's new
@@ -62,12 +96,11 @@ impl PairTable {
     pub(super) fn is_monotone(&self) -> bool {
         // made[id]: 1 + the highest priority of a pair that makes `id` (0 for none).
         let mut made: FxHashMap<TokenId, u64> = FxHashMap::default();
-        for &(p, m) in self.map.values() {
+        for (_, (p, m)) in self.iter() {
             let e = made.entry(m).or_insert(0);
             *e = (*e).max(p as u64 + 1);
         }
-        self.map.iter().all(|(&k, &(p, _))| {
-            let (a, b) = pair_of_key(k);
+        self.iter().all(|((a, b), (p, _))| {
             let below = |t: TokenId| made.get(&t).is_none_or(|&m| m <= p as u64);
             below(a) && below(b)
         })
@@ -75,12 +108,18 @@ impl PairTable {
 
     /// Every entry: `((left, right), (priority, merged id))`.
     pub(super) fn iter(&self) -> impl Iterator<Item = ((TokenId, TokenId), (u32, TokenId))> + '_ {
-        self.map.iter().map(|(&k, &v)| (pair_of_key(k), v))
+        let packed = self.packed.iter().flat_map(|p| p.iter());
+        let packed = packed.map(|(a, b, id)| ((a, b), (id, id)));
+        self.map
+            .iter()
+            .map(|(&k, &v)| (pair_of_key(k), v))
+            .chain(packed)
     }
 
     /// Inserts unless the pair is there already (a repeated merge keeps its first priority);
     /// whether it inserted.
     pub(super) fn insert_first(&mut self, a: TokenId, b: TokenId, value: (u32, TokenId)) -> bool {
+        debug_assert!(self.packed.is_none(), "a packed table is finished");
         match self.map.entry(pair_key(a, b)) {
             std::collections::hash_map::Entry::Occupied(_) => false,
             std::collections::hash_map::Entry::Vacant(e) => {

@@ -56,7 +56,7 @@ impl Stages {
         // Tokenizers trained on words have a few such merges (2 of cl100k's 100,000 pairs,
         // 6 of o200k's 199,742), a superword tokenizer hundreds (642 of 7,744 at 8,000
         // tokens from 7,000): below one in a thousand, stages would only cost a scan.
-        if word_space == 0 || word_space * 1000 < enc.pairs.map.len() {
+        if word_space == 0 || word_space * 1000 < enc.pairs.len() {
             return None;
         }
         // ASCII letters, digits and punctuation only: a word tokenizer's whitespace runs hold
