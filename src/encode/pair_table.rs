@@ -38,8 +38,8 @@ fn pair_of_key(mut k: u64) -> (TokenId, TokenId) {
 }
 
 /// The pair table, `(left, right)` -> `(priority, merged id)`, keyed by [`pair_key`] while
-/// it is built; a rank table's is then packed (see [`PackedPairs`]). For merges, where a
-/// pair's priority and merged id differ, hashbrown beats a plain open-addressing table of 16-byte slots here:
+/// it is built; then packed where it can be (see [`PackedPairs`]). Where it cannot (merged
+/// ids that do not follow priorities), hashbrown beats open addressing of 16-byte slots:
 /// most look-ups on Chinese are of pairs that are not there, which hashbrown answers from
 /// its 1-byte control array (256 KB for o200k, in L2) without touching the 4 MB of slots;
 /// o200k Chinese ran at 14-17 MB/s with open addressing, 20 MB/s with hashbrown.
@@ -47,6 +47,8 @@ fn pair_of_key(mut k: u64) -> (TokenId, TokenId) {
 pub(super) struct PairTable {
     map: FxHashMap<u64, (u32, TokenId)>,
     packed: Option<PackedPairs>,
+    /// A packed pair's merged id less its priority, the same for every pair.
+    offset: u32,
 }
 
 impl PairTable {
@@ -54,7 +56,7 @@ impl PairTable {
     pub(super) fn get(&self, a: TokenId, b: TokenId) -> (u32, TokenId) {
         if let Some(packed) = &self.packed {
             return match packed.get(a, b) {
-                Some(id) => (id, id),
+                Some(id) => (id.wrapping_sub(self.offset), id),
                 None => (NONE, NONE),
             };
         }
@@ -75,12 +77,19 @@ impl PairTable {
             .map_or(self.map.len(), PackedPairs::len)
     }
 
-    /// Packs a finished table when each pair's priority is its merged id (rank mode) and
-    /// every id of the encoder is below [`PACKED_IDS`] (`ids` is one past the largest).
+    /// Packs a finished table when each pair's merged id is its priority plus one offset
+    /// for all (0 in rank mode; 256 for GPT-2's merges, 259 for DeepSeek's, whose ids follow
+    /// their merges) and every id of the encoder is below [`PACKED_IDS`] (`ids` is one past
+    /// the largest).
     pub(super) fn pack(&mut self, ids: usize) {
-        if ids > PACKED_IDS || self.map.values().any(|&(p, m)| p != m) {
+        let Some(&(p, m)) = self.map.values().next() else {
+            return;
+        };
+        let offset = m.wrapping_sub(p);
+        if ids > PACKED_IDS || self.map.values().any(|&(p, m)| m.wrapping_sub(p) != offset) {
             return;
         }
+        self.offset = offset;
         let pairs = self.map.iter().map(|(&k, &(_, m))| {
             let (a, b) = pair_of_key(k);
             (a, b, m)
@@ -109,7 +118,7 @@ impl PairTable {
     /// Every entry: `((left, right), (priority, merged id))`.
     pub(super) fn iter(&self) -> impl Iterator<Item = ((TokenId, TokenId), (u32, TokenId))> + '_ {
         let packed = self.packed.iter().flat_map(|p| p.iter());
-        let packed = packed.map(|(a, b, id)| ((a, b), (id, id)));
+        let packed = packed.map(|(a, b, id)| ((a, b), (id.wrapping_sub(self.offset), id)));
         self.map
             .iter()
             .map(|(&k, &v)| (pair_of_key(k), v))
@@ -177,8 +186,46 @@ impl Encoder {
 
 #[cfg(test)]
 mod tests {
-    use super::{pair_key, pair_of_key};
+    use super::{pair_key, pair_of_key, PairTable, NONE};
     use crate::test_rng::Lcg;
+    use crate::TokenId;
+
+    /// Packing keeps every answer, present pairs and absent ones, when merged ids are
+    /// priorities plus one offset (0, as in rank mode, or 259); with a second offset in the
+    /// table it stays unpacked and answers the same.
+    #[test]
+    fn packing_keeps_every_answer() {
+        let mut rng = Lcg(9);
+        for (offset, mixed) in [(0, false), (259, false), (259, true)] {
+            let mut table = PairTable::default();
+            let mut pairs = Vec::new();
+            for prio in 0..20_000u32 {
+                let (a, b) = (rng.below(600) as TokenId, rng.below(600) as TokenId);
+                let shift = if mixed && prio == 7_000 { 1 } else { offset };
+                if table.insert_first(a, b, (prio, prio + shift)) {
+                    pairs.push((a, b, (prio, prio + shift)));
+                }
+            }
+            let before: Vec<_> = (0..700)
+                .flat_map(|a| (0..30).map(move |b| (a, b * 20)))
+                .collect();
+            let answers: Vec<_> = before.iter().map(|&(a, b)| table.get(a, b)).collect();
+            table.pack(20_000 + 260);
+            assert_eq!(table.packed.is_some(), !mixed, "offset {offset}");
+            assert_eq!(table.len(), pairs.len());
+            for &(a, b, value) in &pairs {
+                assert_eq!(table.get(a, b), value, "({a}, {b})");
+            }
+            for (&(a, b), &want) in before.iter().zip(&answers) {
+                assert_eq!(table.get(a, b), want, "({a}, {b})");
+            }
+            assert!(answers.contains(&(NONE, NONE)));
+            let mut all: Vec<_> = table.iter().map(|((a, b), v)| (a, b, v)).collect();
+            all.sort_unstable();
+            pairs.sort_unstable();
+            assert_eq!(all, pairs);
+        }
+    }
 
     #[test]
     fn pair_of_key_undoes_pair_key() {
