@@ -54,9 +54,13 @@ impl PackedPairs {
         (((a as u64) << 32 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
-    /// The merged id of `(a, b)`, if they merge.
+    /// The merged id of `(a, b)`, if they merge. An id past [`PACKED_IDS`] (none is in the
+    /// table) would spill into the other fields of the key.
     #[inline]
     pub(super) fn get(&self, a: TokenId, b: TokenId) -> Option<TokenId> {
+        if (a | b) as usize >= PACKED_IDS {
+            return None;
+        }
         let want = key(a, b);
         let mask = self.slots.len() - 1;
         let mut i = self.index(a, b);
@@ -114,10 +118,15 @@ mod tests {
             assert_eq!(table.get(a, b), Some(id), "({a}, {b})");
         }
         for a in 0..3000 {
-            for b in [0, 1, 2999, 3000, top] {
+            for b in [0, 1, 2999, 3000, top, top + 1, TokenId::MAX] {
                 assert_eq!(table.get(a, b), want.get(&(a, b)).copied(), "({a}, {b})");
             }
         }
+        // Ids past the table's spill: (MAX, MAX) has (top, top)'s key, so `get` turns them
+        // away before probing.
+        assert_eq!(key(TokenId::MAX, TokenId::MAX), key(top, top));
+        assert_eq!(table.get(TokenId::MAX, TokenId::MAX), None);
+        assert_eq!(table.get(top + 1, top), None);
         let mut all: Vec<_> = table.iter().collect();
         let mut expected: Vec<_> = want.iter().map(|(&(a, b), &id)| (a, b, id)).collect();
         all.sort_unstable();
