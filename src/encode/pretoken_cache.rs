@@ -146,7 +146,7 @@ pub(super) fn short_key(pretoken: &[u8]) -> Option<u128> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::test_vocab::merges_encoder;
+    use crate::encode::test_vocab::{assert_cached_is_bpe, merges_encoder};
     use crate::test_rng::Lcg;
 
     #[test]
@@ -182,11 +182,7 @@ mod tests {
             .collect();
         // Later rounds revisit pre-tokens out of order, so some are still cached.
         for i in rng.visits(pretokens.len(), 3) {
-            let pretoken = &pretokens[i];
-            let (mut cached, mut plain) = (Vec::new(), Vec::new());
-            enc.encode_pretoken(pretoken, &mut cache, &mut cached);
-            enc.bpe(pretoken, &mut plain);
-            assert_eq!(cached, plain, "{:?}", String::from_utf8_lossy(pretoken));
+            assert_cached_is_bpe(&enc, &mut cache, &pretokens[i]);
         }
     }
 

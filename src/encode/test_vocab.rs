@@ -1,5 +1,6 @@
 //! Small vocabularies the encoder's tests build encoders from.
 
+use super::pretoken_cache::PretokenCache;
 use super::Encoder;
 use crate::TokenId;
 
@@ -61,4 +62,18 @@ pub(super) fn plain_bpe(enc: &Encoder, text: &[u8]) -> Vec<TokenId> {
             _ => return ids,
         }
     }
+}
+
+/// Encodes `pretoken` through `cache`, asserts the ids equal the encoder's BPE of it alone,
+/// and returns them: the caches' tests' check of each look-up.
+pub(super) fn assert_cached_is_bpe(
+    enc: &Encoder,
+    cache: &mut PretokenCache,
+    pretoken: &[u8],
+) -> Vec<TokenId> {
+    let (mut cached, mut plain) = (Vec::new(), Vec::new());
+    enc.encode_pretoken(pretoken, cache, &mut cached);
+    enc.bpe(pretoken, &mut plain);
+    assert_eq!(cached, plain, "{:?}", String::from_utf8_lossy(pretoken));
+    plain
 }
