@@ -172,8 +172,11 @@ impl Encoder {
             .iter()
             .map(|&b| self.byte_ids[b as usize])
             .collect();
-        let first = |i: usize| self.byte_pair(pretoken[i], pretoken[i + 1]);
-        self.heap_merge_from(ids, first, |a, b| self.pair(a, b), out)
+        let pairs = pretoken
+            .windows(2)
+            .map(|w| self.byte_pair(w[0], w[1]))
+            .collect();
+        self.heap_merge_from(ids, pairs, |a, b| self.pair(a, b), out)
     }
 
     /// BPE from the parts `ids` by `pair`, on the heap.
@@ -183,26 +186,26 @@ impl Encoder {
         pair: impl Fn(TokenId, TokenId) -> (u32, TokenId),
         out: &mut Vec<TokenId>,
     ) {
-        let first: Vec<(u32, TokenId)> = ids.windows(2).map(|w| pair(w[0], w[1])).collect();
-        self.heap_merge_from(ids, |i| first[i], pair, out)
+        let pairs = ids.windows(2).map(|w| pair(w[0], w[1])).collect();
+        self.heap_merge_from(ids, pairs, pair, out)
     }
 
-    /// [`Encoder::heap_merge`] where `first(i)` is the pair at `i` before any merge
-    /// (`(priority, merged id)`).
+    /// [`Encoder::heap_merge`] where `pairs[i]` is the pair at `i` before any merge
+    /// (`(priority, merged id)`, one fewer than the parts).
     pub(super) fn heap_merge_from(
         &self,
         ids: Vec<TokenId>,
-        first: impl Fn(usize) -> (u32, TokenId),
+        pairs: Vec<(u32, TokenId)>,
         pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
         out: &mut Vec<TokenId>,
     ) {
         if ids.len() < 2 {
             out.extend_from_slice(&ids);
         } else if self.monotone && ids.len() >= RADIX {
-            heap_merge_with(ids, first, pair, out, MonotoneHeap::new())
+            heap_merge_with(ids, pairs, pair, out, MonotoneHeap::new())
         } else {
             let heap = MinHeap(BinaryHeap::with_capacity(ids.len()));
-            heap_merge_with(ids, first, pair, out, heap)
+            heap_merge_with(ids, pairs, pair, out, heap)
         }
     }
 
@@ -235,7 +238,7 @@ impl Encoder {
 #[inline(always)]
 fn heap_merge_with(
     mut ids: Vec<TokenId>,
-    first: impl Fn(usize) -> (u32, TokenId),
+    mut pairs: Vec<(u32, TokenId)>,
     mut pair: impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     out: &mut Vec<TokenId>,
     mut heap: impl Queue,
@@ -245,7 +248,6 @@ fn heap_merge_with(
     let mut next: Vec<u32> = (1..=end).collect();
     let mut prev: Vec<u32> = (0..end).map(|i| i.wrapping_sub(1)).collect();
     // pairs[i]: the pair of the part at `i` and the next, `(NONE, NONE)` for the last part.
-    let mut pairs: Vec<(u32, TokenId)> = (0..n - 1).map(&first).collect();
     pairs.push((NONE, NONE));
     for (i, &(p, _)) in pairs.iter().enumerate() {
         if p != NONE {
@@ -472,10 +474,10 @@ mod queue_tests {
             let text: Vec<u8> = (0..len).map(|_| b"ab"[rng.below(2)]).collect();
             let (mut radix, mut heap) = (Vec::new(), Vec::new());
             let ids = || text.iter().map(|&b| enc.byte_ids[b as usize]).collect();
-            let first = |i: usize| enc.byte_pair(text[i], text[i + 1]);
+            let pairs = || text.windows(2).map(|w| enc.byte_pair(w[0], w[1])).collect();
             let pair = |a, b| enc.pair(a, b);
-            heap_merge_with(ids(), first, pair, &mut radix, MonotoneHeap::new());
-            heap_merge_with(ids(), first, pair, &mut heap, MinHeap(BinaryHeap::new()));
+            heap_merge_with(ids(), pairs(), pair, &mut radix, MonotoneHeap::new());
+            heap_merge_with(ids(), pairs(), pair, &mut heap, MinHeap(BinaryHeap::new()));
             assert_eq!(radix, heap, "length {len}");
             assert!(radix.len() < len * 3 / 4, "{} of {len}", radix.len());
         }

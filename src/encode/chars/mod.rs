@@ -417,9 +417,8 @@ impl CharStart {
         pair: &mut impl FnMut(TokenId, TokenId) -> (u32, TokenId),
     ) -> usize {
         let mut merged = Vec::with_capacity(n);
-        let first = |i: usize| prio[i];
-        let parts = ids[..n].to_vec();
-        enc.heap_merge_from(parts, first, |a, b| self.aligned(pair, a, b), &mut merged);
+        let (parts, pairs) = (ids[..n].to_vec(), prio[..n - 1].to_vec());
+        enc.heap_merge_from(parts, pairs, |a, b| self.aligned(pair, a, b), &mut merged);
         ids[..merged.len()].copy_from_slice(&merged);
         merged.len()
     }
