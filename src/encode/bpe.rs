@@ -108,6 +108,26 @@ impl Encoder {
         for (i, w) in pretoken.windows(2).enumerate() {
             pairs[i] = word(self.byte_pair(w[0], w[1]));
         }
+        // Starts loading the pairs that merging the pair at `i` would look up (the merged part
+        // with each neighbour), so that when that merge comes they are in cache: a look-up of
+        // a pair the thread has not seen lately is a load from memory (o200k's table is 4 MB),
+        // and each merge's waits on the merge before. On new text, 1.05-1.14x on English and
+        // code and 1.05x on the 25 languages (o200k, cl100k, GPT-2; paired runs); the same in
+        // the longer kernels and from whole characters was no faster.
+        let ahead = |ids: &[TokenId; W2], pairs: &[u64; W2], i: usize, n: usize| {
+            let m = pairs[i];
+            if m != u64::MAX {
+                if i > 0 {
+                    self.pairs.prefetch(ids[i - 1], m as TokenId);
+                }
+                if i + 2 < n {
+                    self.pairs.prefetch(m as TokenId, ids[i + 2]);
+                }
+            }
+        };
+        for i in 0..n - 1 {
+            ahead(&ids, &pairs, i, n);
+        }
         loop {
             let (mut best, mut at) = (u64::MAX, 0);
             for (i, &p) in pairs[..W].iter().enumerate() {
@@ -129,8 +149,10 @@ impl Encoder {
             } else {
                 u64::MAX
             };
+            ahead(&ids, &pairs, at, n);
             if at > 0 {
                 pairs[at - 1] = word(pair(ids[at - 1], ids[at]));
+                ahead(&ids, &pairs, at - 1, n);
             }
         }
         out.extend_from_slice(&ids[..n]);

@@ -76,6 +76,12 @@ impl PackedPairs {
         }
     }
 
+    /// Starts loading the slot where `(a, b)` would be.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, a: TokenId, b: TokenId) {
+        crate::prefetch::prefetch(self.slots.as_ptr().wrapping_add(self.index(a, b)));
+    }
+
     pub(super) fn len(&self) -> usize {
         self.len
     }

@@ -66,6 +66,14 @@ impl PairTable {
         }
     }
 
+    /// Starts loading where the look-up of `(a, b)` reads (packed tables only).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, a: TokenId, b: TokenId) {
+        if let Some(packed) = &self.packed {
+            packed.prefetch(a, b);
+        }
+    }
+
     /// Room for `n` more pairs.
     pub(super) fn reserve(&mut self, n: usize) {
         self.map.reserve(n);
