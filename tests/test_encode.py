@@ -147,7 +147,7 @@ def test_lone_surrogates_encode_as_replacement_character(pair):
 
 
 # Characters at the edges of UTF-8's lengths and of CPython's three ways to store a str
-# (Latin-1, UCS-2, UCS-4), surrogates, and ASCII runs across the eight-unit steps.
+# (Latin-1, UCS-2, UCS-4), surrogates, and ASCII runs across the 8- and 16-unit steps.
 _edges = "\x00\x7f\x80\xff\u0100\u07ff\u0800\ud7ff\ue000\uffff\U00010000\U0010ffff"
 _utf8_texts = st.lists(
     st.one_of(
