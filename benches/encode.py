@@ -682,7 +682,7 @@ def bench_file(args) -> None:
     the separator, which it drops), whose ids are checked equal to bytepair's with the
     separators taken out."""
     threads = os.cpu_count() or 1
-    load_tiktoken("o200k_base")  # and TIKTOKEN_CACHE_DIR for the processes below
+    eot = load_tiktoken("o200k_base")._special_tokens["<|endoftext|>"]
     names = [CORPORA[args.file_corpus]] if args.file_corpus else list(CORPORA.values())
     print(
         f"\nencode_file on {args.file_mb} MB of distinct text ({', '.join(names)}; o200k): "
@@ -694,12 +694,12 @@ def bench_file(args) -> None:
             for data in distinct_text(args.file_mb * 1_000_000, names):
                 f.write(data)
         size = src.stat().st_size
+        # Each side loads the rank file as its users would, with no tiktoken in the process.
         ours = f"""
-import time, tiktoken
+import time
 from bytepair import Tokenizer
-enc = tiktoken.get_encoding("o200k_base")
-tok = Tokenizer({{r: t for t, r in enc._mergeable_ranks.items()}}, None,
-                special_tokens=enc._special_tokens, pattern="o200k")
+tok = Tokenizer.load({str(rank_file("o200k_base"))!r}, pattern="o200k",
+                     special_tokens={{"<|endoftext|>": {eot}}})
 {HWM}
 base = hwm()
 t = time.perf_counter()
@@ -707,8 +707,8 @@ n = tok.encode_file({str(src)!r}, {str(ids)!r}, threads=THREADS, progress=False)
 print(n, time.perf_counter() - t, base, hwm())
 """
         theirs = f"""
-import time, numpy, gigatoken, tiktoken
-eot = tiktoken.get_encoding("o200k_base")._special_tokens["<|endoftext|>"]
+import time, numpy, gigatoken
+eot = {eot}
 g = gigatoken.Tokenizer.from_tiktoken({str(rank_file("o200k_base"))!r}, pretokenizer="o200k",
                                       special_tokens={{}})
 {HWM}
