@@ -61,6 +61,9 @@ impl Encoder {
         cache: &mut PretokenCache,
         out: &mut Vec<TokenId>,
     ) {
+        if let Some(slot) = cache.recall(key, index) {
+            return slot.append_to(out);
+        }
         let start = out.len();
         // Any byte of the pre-token (the length byte is below 16) at 0x80 or above.
         const HIGH: u128 = 0x0080_8080_8080_8080_8080_8080_8080_8080;
@@ -74,9 +77,7 @@ impl Encoder {
         }
         let got = &out[start..];
         if got.len() <= CACHE_IDS {
-            let set = &mut cache.sets[index].0;
-            set[1] = set[0];
-            set[0].store(key, got);
+            cache.insert(key, index, got);
         }
     }
 
