@@ -20,6 +20,7 @@ mod text;
 mod tokenizer_json;
 mod trainer;
 mod utf8;
+mod utf8_lanes;
 
 use pyo3::prelude::*;
 
