@@ -126,6 +126,17 @@ def test_special_token_equal_to_a_learned_token_encodes_like_tiktoken():
     assert t.decode(t.encode_ordinary(text)) == text
 
 
+def test_the_vocab_given_back_is_the_vocab_given():
+    """The tokenizer keeps no copy of its vocab: ``data`` and ``vocab`` read it back from the
+    encoder, whose table also holds the special tokens. A special token that is a learned
+    token stays in the vocab, special-only ids stay out of it, a gap stays a gap."""
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 258: b"abc"}
+    t = Tokenizer(vocab, None, special_tokens={"ab": 256, "<s>": 257, "<e>": 300})
+    assert t.data.vocab == vocab
+    assert dict(t.vocab) == vocab | {257: b"<s>", 300: b"<e>"}
+    assert Tokenizer.from_data(t.data).data == t.data
+
+
 @pytest.mark.parametrize("specials", [[EOT, EOT], ["<s>", "</s>", "<s>"]])
 def test_duplicate_special_tokens_are_refused(specials):
     vocab = {i: bytes([i]) for i in range(256)}

@@ -263,6 +263,17 @@ impl PyEncoder {
         self.inner.vocab_size()
     }
 
+    /// Every id's bytes, by id: the vocab's, and each special token's at its id.
+    fn token_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let table = PyDict::new(py);
+        for id in 0..self.inner.vocab_size() as TokenId {
+            if let Some(bytes) = self.inner.token_bytes(id) {
+                table.set_item(id, PyBytes::new(py, bytes))?;
+            }
+        }
+        Ok(table)
+    }
+
     /// The canonical merge list (rank tables: each token's last merge under rank-BPE).
     fn merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let merges = py.detach(|| self.inner.merges_from_ranks());
