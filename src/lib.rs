@@ -23,6 +23,7 @@ pub mod error;
 pub mod model_tables;
 mod prefetch;
 pub mod pretoken_key;
+pub mod rank_file;
 pub mod safe_cut;
 pub mod special;
 pub mod split;

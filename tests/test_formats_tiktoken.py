@@ -5,11 +5,15 @@ from __future__ import annotations
 import base64
 
 import bytepair
+import model_files
 import pytest
+from bytepair import _core
 from bytepair.errors import FormatError, VocabError
 from bytepair.formats import tiktoken as tt
 from conftest import non_ascii_tokens, shared
 from formats_data import SPECIAL, samples, tiktoken_file, trained
+from hypothesis import given
+from hypothesis import strategies as st
 
 # The split patterns Llama 3 and Qwen (v1) publish with their tiktoken-format files.
 LLAMA3_PATTERN = (
@@ -81,6 +85,77 @@ def test_llama3_and_qwen_like_tiktoken(path, pattern, size):
     # whole-token table.
     texts = non_ascii_tokens(enc._mergeable_ranks)
     assert [tok.encode_ordinary(t) for t in texts] == [enc.encode_ordinary(t) for t in texts]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("fixtures", "tiktoken", f"{name}.tiktoken")
+        for name in ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
+    ]
+    + [
+        ("fixtures", "tokenizers", "llama3", "tokenizer.model"),
+        ("fixtures", "tokenizers", "qwen", "qwen.tiktoken"),
+    ],
+)
+def test_rank_files_read_as_tiktoken_reads_them(path):
+    """The vocab of every rank file at hand, against tiktoken's own reader (Qwen3.5's, from
+    its package, beside o200k's)."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    files = [shared(*path)]
+    if path[-1] == "o200k_base.tiktoken":
+        files.append(model_files.qwen35_rank_file())
+    for file in files:
+        want = {rank: token for token, rank in load_tiktoken_bpe(str(file)).items()}
+        assert tt.read(file).vocab == want, file
+
+
+_lines = st.lists(st.binary(min_size=1, max_size=6), unique=True, max_size=30).flatmap(
+    lambda tokens: st.tuples(
+        st.just(tokens),
+        st.permutations(range(len(tokens))),
+        st.lists(
+            st.sampled_from(["crlf", "blank", "zeros", "twice", "star", "space", "unpadded"]),
+            max_size=2,
+        ),
+    )
+)
+
+
+@given(_lines)
+def test_property_the_core_reads_a_rank_file_as_the_python_reader(case):
+    """The core's reader (the fast road of ``read``) gives what the Python reader gives, in
+    the same order, or leaves the file to it; it reads every file written the plain way."""
+    tokens, ranks, edits = case
+    lines = [f"{base64.b64encode(t).decode()} {r}" for t, r in zip(tokens, ranks, strict=True)]
+    for edit in edits:
+        if not lines:
+            break
+        if edit == "crlf":
+            lines = [line + "\r" for line in lines]
+        elif edit == "blank":
+            lines.insert(len(lines) // 2, "")
+        elif edit == "zeros":
+            lines = [line.replace(" ", " 00") for line in lines]
+        elif edit == "twice":
+            lines.append(lines[0])
+        elif edit == "star":
+            lines[-1] = "*" + lines[-1]
+        elif edit == "space":
+            lines[0] += " "
+        elif edit == "unpadded":
+            lines = [line.replace("=", "") for line in lines]
+    raw = "\n".join(lines).encode()
+    try:
+        slow = {i: b for b, i in tt.parse_ranks(raw, "x.tiktoken").items()}
+    except FormatError:
+        slow = None
+    fast = _core.rank_file(raw)
+    if fast is not None:
+        assert list(fast.items()) == list(slow.items())
+    if tokens and not edits:
+        assert fast is not None
 
 
 def test_round_trip_of_a_trained_tokenizer(tmp_path):

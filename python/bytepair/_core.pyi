@@ -6,6 +6,7 @@ from mmap import mmap
 from os import PathLike
 
 def core_version() -> str: ...
+def rank_file(raw: bytes) -> dict[int, bytes] | None: ...
 
 # -- encoder (src/encode/, src/py/encoder.rs, src/py/stream.rs) -----------------------------
 

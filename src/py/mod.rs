@@ -59,6 +59,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model_tokens::byte_level_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::merges_in_vocab, m)?)?;
     m.add_function(wrap_pyfunction!(model_tokens::vocab_check, m)?)?;
+    m.add_function(wrap_pyfunction!(model_tokens::rank_file, m)?)?;
     m.add_function(wrap_pyfunction!(tokenizer_json::read_tokenizer_json, m)?)?;
     m.add_function(wrap_pyfunction!(tokenizer_json::model_tables, m)?)?;
     m.add_class::<model_tables::PyModelTables>()?;

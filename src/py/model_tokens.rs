@@ -1,13 +1,27 @@
 //! The tokens of a byte-level BPE model given as Python objects, for the loaders in
 //! `bytepair.formats` and `bytepair.vocab`: a text spelt back to bytes, the vocab's form
-//! checked, and merges checked against the vocab (Qwen3.5's 248,000 merges in 0.19-0.24 s
-//! against 0.51-0.59 s as a Python loop; anything irregular is left to the loop, which says
-//! what is wrong).
+//! checked, merges checked against the vocab (Qwen3.5's 248,000 merges in 0.19-0.24 s
+//! against 0.51-0.59 s as a Python loop), a rank file read; anything irregular is left to
+//! the Python loop, which says what is wrong.
 
 use crate::byte_alphabet;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyTuple};
 use rustc_hash::FxHashSet;
+
+/// A `.tiktoken` file's ranks, `{rank: token}` in file order, if the file is regular
+/// (`rank_file::parse`); else `None`, for the Python reader to say what is wrong.
+#[pyfunction]
+pub fn rank_file<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(ranks) = py.detach(|| crate::rank_file::parse(raw)) else {
+        return Ok(None);
+    };
+    let dict = PyDict::new(py);
+    for (rank, token) in ranks {
+        dict.set_item(rank, PyBytes::new(py, &token))?;
+    }
+    Ok(Some(dict))
+}
 
 /// Whether `vocab` is regular (each id an `int` from 0 to 2**64 - 1, each token non-empty
 /// `bytes`, no token twice), and the single bytes that no token of `bytes` is.
