@@ -111,14 +111,16 @@ impl PairTable {
     /// (`bpe_long`). True of every trained merge list; a rank table extended after its
     /// training (Llama 3's, Qwen3.5's) may break it.
     pub(super) fn is_monotone(&self) -> bool {
-        // made[id]: 1 + the highest priority of a pair that makes `id` (0 for none).
-        let mut made: FxHashMap<TokenId, u64> = FxHashMap::default();
+        // made[id]: 1 + the highest priority of a pair that makes `id` (0 for none). A Vec
+        // by id: a map of o200k's 200k ids was 4 MB more of the build's peak.
+        let ids = self.iter().map(|(_, (_, m))| m as usize + 1).max().unwrap_or(0);
+        let mut made = vec![0u64; ids];
         for (_, (p, m)) in self.iter() {
-            let e = made.entry(m).or_insert(0);
+            let e = &mut made[m as usize];
             *e = (*e).max(p as u64 + 1);
         }
         self.iter().all(|((a, b), (p, _))| {
-            let below = |t: TokenId| made.get(&t).is_none_or(|&m| m <= p as u64);
+            let below = |t: TokenId| made.get(t as usize).is_none_or(|&m| m <= p as u64);
             below(a) && below(b)
         })
     }

@@ -25,15 +25,21 @@ impl Encoder {
         vocab: &[(TokenId, Vec<u8>)],
     ) -> Vec<Option<(TokenId, TokenId, u32)>> {
         let mut splits = vec![None; vocab.len()];
-        let mut order: Vec<(usize, TokenId, &[u8], usize)> = vocab
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, t))| t.len() > 1)
-            .map(|(i, (id, t))| (t.len(), *id, t.as_slice(), i))
-            .collect();
+        // (length, id, entry) of each multi-byte token, shortest first (ties by id): 12 bytes
+        // an entry, where the bytes' slice too made this o200k's largest table while built.
+        let mut order: Vec<(u32, TokenId, u32)> = Vec::with_capacity(vocab.len());
+        order.extend(
+            vocab
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, t))| t.len() > 1)
+                .map(|(i, (id, t))| (t.len() as u32, *id, i as u32)),
+        );
         order.sort_unstable();
         let mut parts = Vec::new();
-        for (_, id, t, i) in order {
+        for (_, id, i) in order {
+            let i = i as usize;
+            let t = vocab[i].1.as_slice();
             parts.clear();
             self.bpe(t, &mut parts);
             // Fewer than two parts cannot happen (t is not in the table yet).
