@@ -137,6 +137,24 @@ def test_the_vocab_given_back_is_the_vocab_given():
     assert Tokenizer.from_data(t.data).data == t.data
 
 
+@pytest.mark.parametrize(
+    "merges",
+    [
+        [(b"a", b"b"), (b"ab", b"c"), (b"b", b"c")],
+        # A merge given twice: the encoder keeps the first, the tokenizer the list.
+        [(b"a", b"b"), (b"ab", b"c"), (b"a", b"b"), (b"b", b"c")],
+    ],
+)
+def test_the_merges_given_back_are_the_merges_given(merges):
+    """Nor does it keep its merges where the encoder's pair table gives them back; either
+    way ``merges`` and ``data`` are the list it was built from, in order."""
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"abc", 258: b"bc"}
+    t = Tokenizer(vocab, merges, special_tokens={"ab": 256, "<s>": 259})
+    assert t.merges == merges
+    assert t.data.merges == merges
+    assert Tokenizer.from_data(t.data).encode_ordinary("abcbc") == t.encode_ordinary("abcbc")
+
+
 @pytest.mark.parametrize("specials", [[EOT, EOT], ["<s>", "</s>", "<s>"]])
 def test_duplicate_special_tokens_are_refused(specials):
     vocab = {i: bytes([i]) for i in range(256)}

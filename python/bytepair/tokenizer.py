@@ -82,17 +82,26 @@ class Tokenizer:
         self._pipeline = data.pipeline
         self._special_tokens = data.special_tokens
         self._rank_mode = data.rank_table
-        self._merges = None if data.rank_table else data.merges
+        merges = None if data.rank_table else data.merges
         self._vocab_size = max(max(data.vocab, default=-1), *self._special_ids(), -1) + 1
-        self._encoder = self._build_encoder(data.vocab, data.tables)
+        self._encoder = self._build_encoder(data.vocab, merges, data.tables)
         # The vocab is not kept here: the encoder holds every token's bytes, and `_vocab`
         # reads them back on first use (o200k: 24 MB of Python objects a tokenizer). The
         # encoder's table gives each special token's id its bytes, so what differs from the
         # vocab is kept: the ids only special tokens have, and the vocab's bytes at the
         # others.
-        special_ids = {i for _, i in self._core_specials()}
+        specials = self._core_specials()
+        special_ids = {i for _, i in specials}
         self._vocab_at_specials = {i: data.vocab[i] for i in special_ids if i in data.vocab}
         self._special_only = frozenset(special_ids - self._vocab_at_specials.keys())
+        # Nor the merges, when the encoder can give them back: each merge one pair of its
+        # table (none repeated, none dropped), its parts' bytes as the vocab has them
+        # (Qwen3.5's tokenizer.json: 500,709 merges, 35 MB of Python objects). Else kept.
+        same_bytes = all(
+            self._vocab_at_specials.get(i, t.encode()) == t.encode() for t, i in specials
+        )
+        if merges is None or not same_bytes or self._encoder.pair_count != len(merges):
+            self._merges = merges
         self._run = (
             None if data.pipeline is None else pipeline_mod.runner(data.pipeline, self._encoder)
         )
@@ -121,6 +130,12 @@ class Tokenizer:
         return vocab
 
     @functools.cached_property
+    def _merges(self) -> list[Merge] | None:
+        """The merges the tokenizer was built from, read back from the encoder on first
+        use (``_init`` keeps them where it cannot)."""
+        return [tuple(m) for m in self._encoder.table_merges()]
+
+    @functools.cached_property
     def _ranks(self) -> dict[bytes, int]:
         """Token bytes to id, made on first use: 32 ms for Qwen3.5's 248,000 tokens, which a
         load does not need."""
@@ -130,7 +145,10 @@ class Tokenizer:
         return set(self._special_tokens.values())
 
     def _build_encoder(
-        self, vocab: dict[int, bytes], tables: _core.ModelTables | None = None
+        self,
+        vocab: dict[int, bytes],
+        merges: Sequence[Merge] | None,
+        tables: _core.ModelTables | None = None,
     ) -> _core.Encoder:
         # The whole vocab, special tokens' bytes included: a special token that equals a
         # learned token (GPT-2's vocab.json style) keeps that id, and plain text still
@@ -139,7 +157,7 @@ class Tokenizer:
         extra = {"ignore_merges": True} if self.ignore_merges else {}
         if tables is not None:
             return _core.Encoder.from_tables(tables, self._core_specials(), self._pattern, **extra)
-        return _core.Encoder(vocab, self._merges, self._core_specials(), self._pattern, **extra)
+        return _core.Encoder(vocab, merges, self._core_specials(), self._pattern, **extra)
 
     def _core_specials(self) -> list[tuple[str, int]]:
         if self._pipeline is None:

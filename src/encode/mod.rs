@@ -421,6 +421,35 @@ impl Encoder {
         Ok(out)
     }
 
+    /// How many pairs the pair table holds: in merges mode, the merges given less those
+    /// repeated or that join no token.
+    pub fn pair_count(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// The pair table's pairs as bytes, by priority: in merges mode, the merges given when
+    /// none was repeated or dropped ([`Encoder::pair_count`] says).
+    pub fn pairs_by_priority(&self) -> Vec<(&[u8], &[u8])> {
+        let mut pairs: Vec<(u32, TokenId, TokenId)> = self
+            .pairs
+            .iter()
+            .map(|((a, b), (p, _))| (p, a, b))
+            .collect();
+        pairs.sort_unstable();
+        pairs
+            .into_iter()
+            .map(|(_, a, b)| self.pair_bytes(a, b))
+            .collect()
+    }
+
+    /// The bytes of a merge's two parts.
+    fn pair_bytes(&self, a: TokenId, b: TokenId) -> (&[u8], &[u8]) {
+        (
+            self.token_bytes(a).expect("a merge part is a token"),
+            self.token_bytes(b).expect("a merge part is a token"),
+        )
+    }
+
     /// The canonical merge list of a rank table: for each multi-byte token in rank order, the
     /// two parts tiktoken's BPE of its bytes ends in before it makes the token (see
     /// `rank_table`). A token that does not end in two parts (unreachable by
@@ -428,12 +457,7 @@ impl Encoder {
     pub fn merges_from_ranks(&self) -> Vec<(&[u8], &[u8])> {
         self.rank_merges
             .iter()
-            .map(|&(a, b)| {
-                (
-                    self.token_bytes(a).expect("a merge part is a token"),
-                    self.token_bytes(b).expect("a merge part is a token"),
-                )
-            })
+            .map(|&(a, b)| self.pair_bytes(a, b))
             .collect()
     }
 }

@@ -76,6 +76,15 @@ pub(super) fn encoder_input(
     Ok((vocab, merges))
 }
 
+/// Merges as a list of `(bytes, bytes)` tuples.
+fn pairs_list<'py>(py: Python<'py>, pairs: Vec<(&[u8], &[u8])>) -> PyResult<Bound<'py, PyList>> {
+    let items: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> = pairs
+        .iter()
+        .map(|(a, b)| (PyBytes::new(py, a), PyBytes::new(py, b)))
+        .collect();
+    PyList::new(py, items)
+}
+
 /// The special tokens as the core takes them: (bytes, id).
 pub(super) fn specials_bytes(special_tokens: &[(String, TokenId)]) -> Vec<(Vec<u8>, TokenId)> {
     special_tokens
@@ -274,14 +283,21 @@ impl PyEncoder {
         Ok(table)
     }
 
+    /// How many pairs the pair table holds (see `Encoder::pair_count`).
+    #[getter]
+    fn pair_count(&self) -> usize {
+        self.inner.pair_count()
+    }
+
+    /// The pair table's pairs, by priority: in merges mode with none repeated or dropped,
+    /// the merges given.
+    fn table_merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        pairs_list(py, py.detach(|| self.inner.pairs_by_priority()))
+    }
+
     /// The canonical merge list (rank tables: each token's last merge under rank-BPE).
     fn merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let merges = py.detach(|| self.inner.merges_from_ranks());
-        let items: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> = merges
-            .iter()
-            .map(|(a, b)| (PyBytes::new(py, a), PyBytes::new(py, b)))
-            .collect();
-        PyList::new(py, items)
+        pairs_list(py, py.detach(|| self.inner.merges_from_ranks()))
     }
 
     /// Encodes a str; without `allowed` and `disallowed`, with tiktoken's default policy
