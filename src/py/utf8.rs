@@ -65,15 +65,10 @@ pub(super) fn ucs2(src: &[u16], out: &mut Vec<u8>) -> Result<(), Surrogate> {
         if c < 0x80 {
             dst.put1(c as u32);
             i += 1;
-            // A second ASCII character: the run 16, then 8 units at a time (English with one
-            // curly quote). A space between words of other scripts goes on at once.
+            // A second ASCII character: the run eight units at a time (English with one
+            // curly quote, where `utf8_lanes` cannot run). A space between words of other
+            // scripts goes on at once.
             if src.get(i).is_some_and(|&u| u < 0x80) {
-                while let Some(sixteen) =
-                    src.get(i..i + 16).and_then(|e| ascii16(e.try_into().ok()?))
-                {
-                    dst.put16(sixteen);
-                    i += 16;
-                }
                 while let Some(eight) = src.get(i..i + 8).and_then(|e| ascii8(e.try_into().ok()?)) {
                     dst.put8(eight);
                     i += 8;
@@ -111,35 +106,6 @@ fn ascii8(eight: &[u16; 8]) -> Option<u64> {
         }
         Some(_mm_cvtsi128_si64(_mm_packus_epi16(v, v)) as u64)
     }
-}
-
-/// Sixteen UCS-2 units as their sixteen ASCII bytes, if they are all ASCII: two vectors
-/// tested and packed at once (1.02x on English under o200k, new text and seen before,
-/// paired runs).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn ascii16(sixteen: &[u16; 16]) -> Option<u128> {
-    use std::arch::x86_64::*;
-    // SAFETY: SSE2 is part of x86_64; the loads read the 32 bytes of `sixteen`.
-    unsafe {
-        let a = _mm_loadu_si128(sixteen.as_ptr().cast());
-        let b = _mm_loadu_si128(sixteen.as_ptr().add(8).cast());
-        let high = _mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi16(0xFF80u16 as i16));
-        if _mm_movemask_epi8(_mm_cmpeq_epi16(high, _mm_setzero_si128())) != 0xFFFF {
-            return None;
-        }
-        let mut bytes = 0u128;
-        _mm_storeu_si128((&mut bytes as *mut u128).cast(), _mm_packus_epi16(a, b));
-        Some(bytes)
-    }
-}
-
-/// Sixteen UCS-2 units as their sixteen ASCII bytes, if they are all ASCII.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn ascii16(sixteen: &[u16; 16]) -> Option<u128> {
-    (sixteen.iter().fold(0, |a, &u| a | u) < 0x80)
-        .then(|| u128::from_le_bytes(sixteen.map(|u| u as u8)))
 }
 
 /// Eight UCS-2 units as their eight ASCII bytes, if they are all ASCII.
@@ -209,21 +175,6 @@ impl Room {
     #[inline(always)]
     fn put8(&mut self, eight: u64) {
         self.store(eight, 8, 8);
-    }
-
-    /// Writes sixteen ASCII bytes.
-    #[inline(always)]
-    fn put16(&mut self, sixteen: u128) {
-        #[cfg(debug_assertions)]
-        assert!(self.written + 16 <= self.room);
-        // SAFETY: the store lies within the room (see the type), which `new` reserved.
-        unsafe {
-            self.at
-                .add(self.written)
-                .cast::<u128>()
-                .write_unaligned(sixteen);
-        }
-        self.written += 16;
     }
 
     /// Writes `c`, one of U+0080..U+07FF.
