@@ -84,13 +84,13 @@ class Tokenizer:
         self._rank_mode = data.rank_table
         merges = None if data.rank_table else data.merges
         self._vocab_size = max(max(data.vocab, default=-1), *self._special_ids(), -1) + 1
-        self._encoder = self._build_encoder(data.vocab, merges, data.tables)
+        specials = self._core_specials()
+        self._encoder = self._build_encoder(data.vocab, merges, specials, data.tables)
         # The vocab is not kept here: the encoder holds every token's bytes, and `_vocab`
         # reads them back on first use (o200k: 24 MB of Python objects a tokenizer). The
         # encoder's table gives each special token's id its bytes, so what differs from the
         # vocab is kept: the ids only special tokens have, and the vocab's bytes at the
         # others.
-        specials = self._core_specials()
         special_ids = {i for _, i in specials}
         self._vocab_at_specials = {i: data.vocab[i] for i in special_ids if i in data.vocab}
         self._special_only = frozenset(special_ids - self._vocab_at_specials.keys())
@@ -149,6 +149,7 @@ class Tokenizer:
         self,
         vocab: dict[int, bytes],
         merges: Sequence[Merge] | None,
+        specials: list[tuple[str, int]],
         tables: _core.ModelTables | None = None,
     ) -> _core.Encoder:
         # The whole vocab, special tokens' bytes included: a special token that equals a
@@ -157,8 +158,8 @@ class Tokenizer:
         # The core's tables, where the data has them, hold the same vocab and merges.
         extra = {"ignore_merges": True} if self.ignore_merges else {}
         if tables is not None:
-            return _core.Encoder.from_tables(tables, self._core_specials(), self._pattern, **extra)
-        return _core.Encoder(vocab, merges, self._core_specials(), self._pattern, **extra)
+            return _core.Encoder.from_tables(tables, specials, self._pattern, **extra)
+        return _core.Encoder(vocab, merges, specials, self._pattern, **extra)
 
     def _core_specials(self) -> list[tuple[str, int]]:
         if self._pipeline is None:
