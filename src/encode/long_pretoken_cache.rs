@@ -90,11 +90,12 @@ impl LongPretokenCache {
         true
     }
 
-    /// Caches `pretoken`'s `ids` in the front slot of set `set` (nothing if they are too many).
+    /// Caches `pretoken`'s `ids` in the front slot of set `set`; `false` (and nothing cached)
+    /// if they are too many for a slot.
     #[inline]
-    pub(super) fn insert(&mut self, set: usize, pretoken: &[u8], ids: &[TokenId]) {
+    pub(super) fn insert(&mut self, set: usize, pretoken: &[u8], ids: &[TokenId]) -> bool {
         if ids.len() > LONG_IDS {
-            return;
+            return false;
         }
         let set = &mut self.sets[set];
         set[1] = set[0];
@@ -104,6 +105,7 @@ impl LongPretokenCache {
         slot.len = pretoken.len() as u8;
         slot.count = ids.len() as u8;
         slot.ids[..ids.len()].copy_from_slice(ids);
+        true
     }
 }
 

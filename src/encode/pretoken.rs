@@ -64,6 +64,10 @@ impl Encoder {
         if let Some(slot) = cache.recall(key, index) {
             return slot.append_to(out);
         }
+        let hash = ArenaPretokenCache::hash(pretoken);
+        if cache.arena.get_overflow(pretoken, hash, out) {
+            return;
+        }
         let start = out.len();
         // Any byte of the pre-token (the length byte is below 16) at 0x80 or above.
         const HIGH: u128 = 0x0080_8080_8080_8080_8080_8080_8080_8080;
@@ -78,6 +82,8 @@ impl Encoder {
         let got = &out[start..];
         if got.len() <= CACHE_IDS {
             cache.insert(key, index, got);
+        } else {
+            cache.arena.insert_overflow(pretoken, hash, got);
         }
     }
 
@@ -109,9 +115,15 @@ impl Encoder {
         if cache.long.get(set, pretoken, out) {
             return;
         }
+        let hash = ArenaPretokenCache::hash(pretoken);
+        if cache.arena.get_overflow(pretoken, hash, out) {
+            return;
+        }
         let start = out.len();
         self.encode_uncached_long(pretoken, cache, out);
-        cache.long.insert(set, pretoken, &out[start..]);
+        if !cache.long.insert(set, pretoken, &out[start..]) {
+            cache.arena.insert_overflow(pretoken, hash, &out[start..]);
+        }
     }
 
     /// A pre-token of 16 bytes or more, without the long pre-token cache.
