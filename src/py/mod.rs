@@ -19,8 +19,6 @@ mod stream;
 mod text;
 mod tokenizer_json;
 mod trainer;
-mod utf8;
-mod utf8_lanes;
 
 use pyo3::prelude::*;
 

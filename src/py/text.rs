@@ -1,7 +1,7 @@
 //! Python text as the core's bytes: batches of str, a str's UTF-8, and the TypeError for
 //! anything else.
 
-use super::utf8;
+use crate::utf8;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyStringData};
@@ -60,7 +60,7 @@ pub(super) fn with_str_bytes<R>(
 }
 
 /// An ASCII str's own characters, which are its UTF-8; any other str's UTF-8 is written to
-/// `out` from its code units (`utf8.rs`), and a str with a surrogate takes Python's round
+/// `out` from its code units (the core's `utf8`), and a str with a surrogate takes Python's round
 /// trip (see [`str_bytes`]). Python's own UTF-8 (`PyUnicode_AsUTF8AndSize`) is not asked
 /// for: it would be made and then kept with the str for the str's life.
 fn utf8_or_write<'a>(s: &'a Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<Option<&'a [u8]>> {

@@ -378,7 +378,9 @@ unsafe fn lanes(
     out
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+/// The 64 bits of a per-byte test made one byte at a time: other CPUs' masks, and the
+/// tests' check of the vector ones.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
 fn bits(bytes: &[u8; 64], keep: impl Fn(u8) -> bool) -> u64 {
     bytes
@@ -474,6 +476,16 @@ mod tests {
                 assert_eq!(bit(c.visible), b.is_ascii_graphic(), "{b:#x}");
                 assert_eq!(bit(eq_mask(&bytes, b's', 0x20)), b == b's' || b == b'S');
             }
+            // The byte-at-a-time masks that other CPUs run give the same bits.
+            assert_eq!(high_bits(&bytes), bits(&bytes, |b| b >= 0x80));
+            assert_eq!(
+                eq_mask(&bytes, b's', 0x20),
+                bits(&bytes, |b| b | 0x20 == b's')
+            );
+            assert_eq!(eq_mask(&bytes, b'\n', 0), bits(&bytes, |b| b == b'\n'));
+            let visible = bits(&bytes, |b| (0x21..=0x7E).contains(&b));
+            assert_eq!(range_mask(&bytes, 0x21, 0x7E), visible);
+            assert_eq!(range_mask(&bytes, 0, 0xFF), u64::MAX);
         }
     }
 

@@ -6,28 +6,37 @@
 //! the 90.9M instructions of `encode_ordinary` per document on 1 MB of new Chinese (o200k,
 //! callgrind), 6.8M of 58.1M on English (whose documents with one curly quote are UCS-2).
 //! Here the code units go straight into the caller's buffer: eight at a time where the CPU
-//! allows (`utf8_lanes`), the rest one character or a run of ASCII at a time.
+//! allows (`lanes`), the rest one character or a run of ASCII at a time. The tests run both
+//! ways on every CPU, so the loops that other CPUs (ARM) run alone are checked here too.
 //!
 //! Each character is one four-byte little-endian store of its UTF-8, of which its length
 //! counts, into room reserved for the longest output and [`SLACK`] bytes more.
 
-use super::utf8_lanes;
+mod lanes;
 
 /// A surrogate code point, which UTF-8 cannot hold: the caller takes Python's road
-/// (tiktoken's rule, `text::str_bytes`).
+/// (tiktoken's rule, the binding's `text::str_bytes`).
 #[derive(Debug)]
-pub(super) struct Surrogate;
+pub struct Surrogate;
 
-/// Bytes past the longest output that a character's four-byte store may touch. The 16-byte
-/// stores of `utf8_lanes` need none: eight units, the fewest they consume, have room for 16.
-const SLACK: usize = 3;
+/// Bytes past the longest output that a store may touch: a character's four-byte store, 3;
+/// `lanes`' second 16-byte store of a block of eight units, 8. That store starts where the
+/// block's first four units end, at most 8 bytes in for Latin-1 (12 for UCS-2), so it
+/// reaches 24 bytes past the block's start (28), where the block's eight units have room
+/// for 16 (24).
+const SLACK: usize = 8;
 
 /// Appends the UTF-8 of Latin-1 code units to `out`.
-pub(super) fn latin1(src: &[u8], out: &mut Vec<u8>) {
+pub fn latin1(src: &[u8], out: &mut Vec<u8>) {
+    latin1_with(src, out, lanes::available())
+}
+
+/// [`latin1`], eight units at a time first if `eight` (and the CPU has what that takes).
+fn latin1_with(src: &[u8], out: &mut Vec<u8>, eight: bool) {
     let mut dst = Room::new(out, src.len(), 2);
-    let mut i = dst.lanes(|at| {
+    let mut i = dst.lanes(eight, |at| {
         // SAFETY: checked the CPU; `Room::new` reserved two bytes a unit.
-        unsafe { utf8_lanes::latin1(src, at) }
+        unsafe { lanes::latin1(src, at) }
     });
     while i < src.len() {
         if let Some(eight) = src.get(i..i + 8) {
@@ -45,7 +54,12 @@ pub(super) fn latin1(src: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Appends the UTF-8 of UCS-2 code units to `out`, or leaves it as it was at a surrogate.
-pub(super) fn ucs2(src: &[u16], out: &mut Vec<u8>) -> Result<(), Surrogate> {
+pub fn ucs2(src: &[u16], out: &mut Vec<u8>) -> Result<(), Surrogate> {
+    ucs2_with(src, out, lanes::available())
+}
+
+/// [`ucs2`], eight units at a time first if `eight` (and the CPU has what that takes).
+fn ucs2_with(src: &[u16], out: &mut Vec<u8>, eight: bool) -> Result<(), Surrogate> {
     // Surrogates first, in one pass of whole vectors, so that the loop below tests none:
     // a test per character was 3 of a Chinese character's 25 instructions.
     if src
@@ -57,7 +71,7 @@ pub(super) fn ucs2(src: &[u16], out: &mut Vec<u8>) -> Result<(), Surrogate> {
     let mut dst = Room::new(out, src.len(), 3);
     // SAFETY: checked the CPU and that no unit is a surrogate; `Room::new` reserved three
     // bytes a unit.
-    let mut i = dst.lanes(|at| unsafe { utf8_lanes::ucs2(src, at) });
+    let mut i = dst.lanes(eight, |at| unsafe { lanes::ucs2(src, at) });
     // Each run of characters of one UTF-8 length in a loop of its own (Cyrillic, Greek,
     // Arabic and Hebrew have two bytes; Chinese, Japanese, Korean, Indic scripts three):
     // 16 instructions a Chinese character instead of 22.
@@ -66,7 +80,7 @@ pub(super) fn ucs2(src: &[u16], out: &mut Vec<u8>) -> Result<(), Surrogate> {
             dst.put1(c as u32);
             i += 1;
             // A second ASCII character: the run eight units at a time (English with one
-            // curly quote, where `utf8_lanes` cannot run). A space between words of other
+            // curly quote, where `lanes` cannot run). A space between words of other
             // scripts goes on at once.
             if src.get(i).is_some_and(|&u| u < 0x80) {
                 while let Some(eight) = src.get(i..i + 8).and_then(|e| ascii8(e.try_into().ok()?)) {
@@ -112,11 +126,18 @@ fn ascii8(eight: &[u16; 8]) -> Option<u64> {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn ascii8(eight: &[u16; 8]) -> Option<u64> {
+    ascii8_portable(eight)
+}
+
+/// [`ascii8`] without vector instructions: other CPUs' `ascii8`, and the x86 one's check.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn ascii8_portable(eight: &[u16; 8]) -> Option<u64> {
     (eight.iter().fold(0, |a, &u| a | u) < 0x80).then(|| u64::from_le_bytes(eight.map(|u| u as u8)))
 }
 
 /// Appends the UTF-8 of UCS-4 code units to `out`, or leaves it as it was at a surrogate.
-pub(super) fn ucs4(src: &[u32], out: &mut Vec<u8>) -> Result<(), Surrogate> {
+pub fn ucs4(src: &[u32], out: &mut Vec<u8>) -> Result<(), Surrogate> {
     let mut dst = Room::new(out, src.len(), 4);
     for &c in src {
         if (0xD800..0xE000).contains(&c) {
@@ -209,13 +230,13 @@ impl Room {
         }
     }
 
-    /// Runs `lanes` (a function of `utf8_lanes`) on a CPU that has what it needs, at the
-    /// room's start, counting the bytes it wrote; the code units it consumed (0 elsewhere).
+    /// Runs `run` (a function of `lanes`) at the room's start if `eight` and the CPU has
+    /// what it needs, counting the bytes it wrote; the code units it consumed (0 if not run).
     #[inline(always)]
-    fn lanes(&mut self, lanes: impl FnOnce(*mut u8) -> (usize, usize)) -> usize {
+    fn lanes(&mut self, eight: bool, run: impl FnOnce(*mut u8) -> (usize, usize)) -> usize {
         debug_assert_eq!(self.written, 0);
-        if utf8_lanes::available() {
-            let (units, written) = lanes(self.at);
+        if eight && lanes::available() {
+            let (units, written) = run(self.at);
             self.written = written;
             return units;
         }
@@ -227,5 +248,87 @@ impl Room {
         // SAFETY: every byte below `written` of the spare room was stored (each store
         // starts where the bytes kept so far end), and the room is `out`'s, not moved since.
         unsafe { out.set_len(out.len() + self.written) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rng::Lcg;
+
+    /// Code points drawn near every edge of UTF-8's lengths and of the runs the loops take
+    /// (ASCII, two bytes, three, four), in runs of one kind up to 40 long so that blocks of
+    /// eight and sixteen units are all one kind or mixed.
+    fn text(rng: &mut Lcg, max: u32) -> Vec<char> {
+        const EDGES: [u32; 12] = [
+            0, 0x41, 0x7F, 0x80, 0xFF, 0x100, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFF, 0x10000,
+        ];
+        let mut out = Vec::new();
+        for _ in 0..rng.below(12) {
+            let edge = EDGES[rng.below(EDGES.len())].min(max);
+            for _ in 0..1 + rng.below(40) {
+                let c = (edge + rng.below(3) as u32).saturating_sub(1).min(max);
+                out.extend(char::from_u32(c));
+            }
+        }
+        out
+    }
+
+    /// Latin-1, UCS-2 and UCS-4 units give Rust's own UTF-8 of the same characters, both with
+    /// the eight-unit lanes (where this CPU has them) and with the scalar loops alone, which
+    /// are all that other CPUs run; a surrogate leaves the output as it was.
+    #[test]
+    fn every_unit_width_gives_the_characters_utf8_either_way() {
+        let mut rng = Lcg(8);
+        for _ in 0..4000 {
+            for eight in [false, true] {
+                let chars = text(&mut rng, 0xFF);
+                let want: String = chars.iter().collect();
+                let units: Vec<u8> = chars.iter().map(|&c| c as u8).collect();
+                let mut got = b"x".to_vec();
+                latin1_with(&units, &mut got, eight);
+                assert_eq!(got[1..], *want.as_bytes(), "latin1 {chars:?}");
+
+                let chars = text(&mut rng, 0xFFFF);
+                let want: String = chars.iter().collect();
+                let units: Vec<u16> = chars.iter().map(|&c| c as u16).collect();
+                let mut got = b"x".to_vec();
+                assert!(ucs2_with(&units, &mut got, eight).is_ok());
+                assert_eq!(got[1..], *want.as_bytes(), "ucs2 {chars:?}");
+                let mut with_surrogate = units.clone();
+                with_surrogate.insert(rng.below(units.len() + 1), 0xD800 + rng.below(2048) as u16);
+                let mut got = b"x".to_vec();
+                assert!(ucs2_with(&with_surrogate, &mut got, eight).is_err());
+                assert_eq!(got, b"x");
+
+                let chars = text(&mut rng, 0x10_FFFF);
+                let want: String = chars.iter().collect();
+                let units: Vec<u32> = chars.iter().map(|&c| c as u32).collect();
+                let mut got = b"x".to_vec();
+                assert!(ucs4(&units, &mut got).is_ok());
+                assert_eq!(got[1..], *want.as_bytes(), "ucs4 {chars:?}");
+            }
+        }
+    }
+
+    /// The x86 `ascii8` (vector compare and pack) agrees with the portable one other CPUs
+    /// run, on units at and around the ASCII bound.
+    #[test]
+    fn ascii8_agrees_with_the_portable_one() {
+        let mut rng = Lcg(4);
+        let near = [
+            0u16, 0x20, 0x7E, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFF80, 0xFFFF,
+        ];
+        for _ in 0..100_000 {
+            let mut eight = [0u16; 8];
+            for u in &mut eight {
+                *u = if rng.below(4) == 0 {
+                    near[rng.below(near.len())]
+                } else {
+                    rng.below(0x80) as u16
+                };
+            }
+            assert_eq!(ascii8(&eight), ascii8_portable(&eight), "{eight:x?}");
+        }
     }
 }
