@@ -294,6 +294,27 @@ mod tests {
             }
         }
         assert!(overflowing > 500, "{overflowing} overflowing pre-tokens");
+        // Runs of Han characters, after a comma or not, are left out (new Chinese rarely
+        // meets one twice); other text with as many ids is held.
+        let enc = byte_merges_encoder(&[(b"\xe4\xb8", b"\xad")]);
+        assert!(enc.chars.is_some());
+        let mut cache = PretokenCache::default();
+        for (text, held) in [(",中中中中", false), ("中中中中a", false), ("ééééé", true)]
+        {
+            let p = text.as_bytes();
+            for _ in 0..2 {
+                let mut got = Vec::new();
+                enc.encode_pretoken(p, &mut cache, &mut got);
+                assert_eq!(got, plain_bpe(&enc, p), "{text}");
+                assert!(got.len() > 4, "{text}");
+            }
+            let h = ArenaPretokenCache::hash(p);
+            assert_eq!(
+                cache.arena.get_overflow(p, h, &mut Vec::new()),
+                held,
+                "{text}"
+            );
+        }
     }
 
     #[test]
