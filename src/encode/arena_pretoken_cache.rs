@@ -1,7 +1,7 @@
 //! The per-thread cache of pre-tokens over `LONG_MAX` (64) bytes, too long for the fixed
 //! slots of the other two, and of shorter ones whose ids outgrow those slots. Each one's
-//! bytes and ids go into a growing arena, found through an open-addressing index; when the
-//! arena reaches its bound, everything is dropped at once and the cache starts again, so
+//! bytes and ids go into an arena of bounded size, found through an open-addressing index;
+//! when the arena is full, everything is dropped at once and the cache starts again, so
 //! memory stays bounded without eviction bookkeeping.
 //!
 //! Such pre-tokens are rarely repeated within new text (98% of the bytes of the 25-language
@@ -11,6 +11,7 @@
 //! languages seen before under o200k (Thai and Khmer runs, long words), level on new Chinese
 //! (paired runs).
 
+use super::zeroed_table::{Zeroed, ZeroedTable};
 use crate::TokenId;
 
 /// log2 of the index's slots: 65536 (512 KB), at most half of them used. 2 MB of the 25
@@ -23,20 +24,37 @@ const MAX_RECORDS: usize = 8 << 20;
 /// Longer pre-tokens are not cached: one would take a large share of the arena.
 const MAX_PRETOKEN: usize = 64 << 10;
 
-/// See the module's documentation. Empty until the first insert.
-#[derive(Default)]
+/// See the module's documentation. Its tables are mapped with the other caches of the
+/// thread, so encoding never grows the address space (a stream runs under a tight limit:
+/// `tests/test_encode_stream.py`); the kernel gives them pages as they are written.
 pub(super) struct ArenaPretokenCache {
     /// At each slot, the high 32 bits of an entry's hash above 1 + where its record starts
     /// in `records`; 0 for an empty slot. Linear probing from the hash. The tag settles most
     /// probes of other pre-tokens without reading their records.
-    index: Vec<u64>,
+    index: ZeroedTable<u64>,
     /// One record per entry, each one read from a single place: the pre-token's length and
-    /// count of ids (u32 each), its ids, then its bytes.
-    records: Vec<u8>,
+    /// count of ids (u32 each), its ids, then its bytes. `used` bytes of it are written.
+    records: ZeroedTable<u8>,
+    used: usize,
     entries: usize,
     /// Bit `hash % MARK_BITS` of each entry that overflowed the short or long cache's slots
     /// (see [`ArenaPretokenCache::get_overflow`]).
-    marks: Vec<u64>,
+    marks: Box<[u64]>,
+}
+
+// SAFETY: a zeroed byte is a byte.
+unsafe impl Zeroed for u8 {}
+
+impl Default for ArenaPretokenCache {
+    fn default() -> Self {
+        ArenaPretokenCache {
+            index: ZeroedTable::new(1 << INDEX_BITS),
+            records: ZeroedTable::new(MAX_RECORDS),
+            used: 0,
+            entries: 0,
+            marks: vec![0; MARK_BITS / 64].into_boxed_slice(),
+        }
+    }
 }
 
 /// The bits of [`ArenaPretokenCache::marks`]: 8 KB, in L1 or L2.
@@ -74,9 +92,6 @@ impl ArenaPretokenCache {
     /// The cached ids of `pretoken` (of hash `hash`) appended to `out`; `false` on a miss.
     #[inline]
     pub(super) fn get(&self, pretoken: &[u8], hash: u64, out: &mut Vec<TokenId>) -> bool {
-        if self.index.is_empty() {
-            return false;
-        }
         let (mask, tag) = (self.index.len() - 1, hash >> 32);
         let mut slot = Self::slot(hash);
         loop {
@@ -106,19 +121,13 @@ impl ArenaPretokenCache {
     #[inline]
     pub(super) fn get_overflow(&self, pretoken: &[u8], hash: u64, out: &mut Vec<TokenId>) -> bool {
         let bit = hash as usize % MARK_BITS;
-        match self.marks.get(bit / 64) {
-            Some(word) if word >> (bit % 64) & 1 == 1 => self.get(pretoken, hash, out),
-            _ => false,
-        }
+        self.marks[bit / 64] >> (bit % 64) & 1 == 1 && self.get(pretoken, hash, out)
     }
 
     /// [`ArenaPretokenCache::insert`] of a pre-token whose ids outgrow the slots of the cache
     /// it missed, with its mark set.
     pub(super) fn insert_overflow(&mut self, pretoken: &[u8], hash: u64, ids: &[TokenId]) {
         self.insert(pretoken, hash, ids);
-        if self.marks.is_empty() {
-            self.marks = vec![0; MARK_BITS / 64];
-        }
         let bit = hash as usize % MARK_BITS;
         self.marks[bit / 64] |= 1 << (bit % 64);
     }
@@ -129,14 +138,11 @@ impl ArenaPretokenCache {
         if pretoken.len() > MAX_PRETOKEN {
             return;
         }
-        if self.index.is_empty() {
-            self.index = vec![0; 1 << INDEX_BITS];
-        }
         let size = 8 + 4 * ids.len() + pretoken.len();
-        if self.entries == MAX_ENTRIES || self.records.len() + size > MAX_RECORDS {
+        if self.entries == MAX_ENTRIES || self.used + size > MAX_RECORDS {
             self.index.fill(0);
-            self.records.clear();
             self.marks.fill(0);
+            self.used = 0;
             self.entries = 0;
         }
         let mask = self.index.len() - 1;
@@ -145,17 +151,17 @@ impl ArenaPretokenCache {
             slot = (slot + 1) & mask;
         }
         // Fits: the records stay under MAX_RECORDS, far below u32::MAX.
-        let at = self.records.len() as u64;
-        self.index[slot] = (hash >> 32) << 32 | (at + 1);
+        let at = self.used;
+        self.index[slot] = (hash >> 32) << 32 | (at as u64 + 1);
         self.entries += 1;
-        self.records
-            .extend_from_slice(&(pretoken.len() as u32).to_le_bytes());
-        self.records
-            .extend_from_slice(&(ids.len() as u32).to_le_bytes());
-        for id in ids {
-            self.records.extend_from_slice(&id.to_le_bytes());
+        let record = &mut self.records[at..at + size];
+        record[..4].copy_from_slice(&(pretoken.len() as u32).to_le_bytes());
+        record[4..8].copy_from_slice(&(ids.len() as u32).to_le_bytes());
+        for (slot, id) in record[8..].chunks_exact_mut(4).zip(ids) {
+            slot.copy_from_slice(&id.to_le_bytes());
         }
-        self.records.extend_from_slice(pretoken);
+        record[8 + 4 * ids.len()..].copy_from_slice(pretoken);
+        self.used += size;
     }
 }
 
