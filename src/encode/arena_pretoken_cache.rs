@@ -11,7 +11,7 @@
 //! languages seen before under o200k (Thai and Khmer runs, long words), level on new Chinese
 //! (paired runs).
 
-use super::zeroed_table::{Zeroed, ZeroedTable};
+use super::zeroed_table::ZeroedTable;
 use crate::TokenId;
 
 /// log2 of the index's slots: 65536 (512 KB), at most half of them used. 2 MB of the 25
@@ -44,9 +44,6 @@ pub(super) struct ArenaPretokenCache {
     marks: Box<[u64]>,
 }
 
-// SAFETY: a zeroed byte is a byte.
-unsafe impl Zeroed for u8 {}
-
 impl Default for ArenaPretokenCache {
     fn default() -> Self {
         ArenaPretokenCache {
@@ -61,6 +58,13 @@ impl Default for ArenaPretokenCache {
 
 /// The bits of [`ArenaPretokenCache::marks`]: 8 KB, in L1 or L2.
 const MARK_BITS: usize = 1 << 16;
+
+/// The word of [`ArenaPretokenCache::marks`] and the bit in it that mark `hash`.
+#[inline(always)]
+fn mark(hash: u64) -> (usize, u64) {
+    let bit = hash as usize % MARK_BITS;
+    (bit / 64, 1 << (bit % 64))
+}
 
 impl ArenaPretokenCache {
     /// A pre-token's hash: its 8-byte words folded by multiply and rotate, then its length.
@@ -122,16 +126,16 @@ impl ArenaPretokenCache {
     /// mark keeps new text, whose misses are mostly not here, from probing the index.
     #[inline]
     pub(super) fn get_overflow(&self, pretoken: &[u8], hash: u64, out: &mut Vec<TokenId>) -> bool {
-        let bit = hash as usize % MARK_BITS;
-        self.marks[bit / 64] >> (bit % 64) & 1 == 1 && self.get(pretoken, hash, out)
+        let (word, bit) = mark(hash);
+        self.marks[word] & bit != 0 && self.get(pretoken, hash, out)
     }
 
     /// [`ArenaPretokenCache::insert`] of a pre-token whose ids outgrow the slots of the cache
     /// it missed, with its mark set.
     pub(super) fn insert_overflow(&mut self, pretoken: &[u8], hash: u64, ids: &[TokenId]) {
         self.insert(pretoken, hash, ids);
-        let bit = hash as usize % MARK_BITS;
-        self.marks[bit / 64] |= 1 << (bit % 64);
+        let (word, bit) = mark(hash);
+        self.marks[word] |= bit;
     }
 
     /// Caches `pretoken`'s `ids` (`pretoken` not cached yet), first dropping everything if the

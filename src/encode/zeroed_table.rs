@@ -17,6 +17,8 @@ pub(super) unsafe trait Zeroed: Copy {}
 
 // SAFETY: an array of valid zeroed values is all zeros.
 unsafe impl<T: Zeroed, const N: usize> Zeroed for [T; N] {}
+// SAFETY: a zeroed byte is a byte.
+unsafe impl Zeroed for u8 {}
 
 /// `len` entries of `T`, zeroed, in an anonymous mapping aligned to a huge page.
 pub(super) struct ZeroedTable<T> {
