@@ -10,7 +10,8 @@
 //! - `encode`: the BPE encoder and decoder; batches on a thread pool, bounded-memory streams,
 //!   files to `.npy`
 //! - `model_tables`: a tokenizer.json's `model.vocab` and `model.merges` read from its text
-//! - `utf8`: UTF-8 written from Latin-1, UCS-2 or UCS-4 code units (a str's own storage)
+//! - `utf8`: UTF-8 written from Latin-1, UCS-2 or UCS-4 code units (a str's own storage),
+//!   lone surrogates replaced as tiktoken does
 //! - `error`: one error type whose messages name the bad value
 //! - `test_rng` (tests only): the deterministic generator the tests draw random input from
 //!

@@ -13,11 +13,77 @@
 //! counts, into room reserved for the longest output and [`SLACK`] bytes more.
 
 mod lanes;
+mod surrogates;
 
-/// A surrogate code point, which UTF-8 cannot hold: the caller takes Python's road
-/// (tiktoken's rule, the binding's `text::str_bytes`).
+/// A surrogate code point, which UTF-8 cannot hold ([`Units::utf8`] replaces it as
+/// tiktoken does).
 #[derive(Debug)]
 pub struct Surrogate;
+
+/// A text as it is stored: UTF-8, or the Latin-1, UCS-2 or UCS-4 code units of a CPython
+/// str. Borrowed code units can be written as UTF-8 on any thread, so a batch's texts are
+/// written by the threads that encode them.
+#[derive(Clone, Copy, Debug)]
+pub enum Units<'a> {
+    Utf8(&'a [u8]),
+    Latin1(&'a [u8]),
+    Ucs2(&'a [u16]),
+    Ucs4(&'a [u32]),
+}
+
+impl<'a> Units<'a> {
+    /// The text's UTF-8 if it is stored as such (UTF-8, or Latin-1 that is all ASCII);
+    /// otherwise `None`, its UTF-8 appended to `out`, surrogates replaced as tiktoken does
+    /// (see `surrogates`).
+    ///
+    /// ```
+    /// use bytepair::utf8::Units;
+    /// let mut out = Vec::new();
+    /// assert_eq!(Units::Latin1(b"abc").utf8(&mut out), Some(&b"abc"[..]));
+    /// assert_eq!(Units::Ucs2(&[0x63, 0xE9, 0xD800]).utf8(&mut out), None);
+    /// assert_eq!(out, "c\u{e9}\u{fffd}".as_bytes());
+    /// ```
+    pub fn utf8(&self, out: &mut Vec<u8>) -> Option<&'a [u8]> {
+        match *self {
+            Units::Utf8(bytes) => return Some(bytes),
+            Units::Latin1(units) if units.is_ascii() => return Some(units),
+            Units::Latin1(units) => latin1(units, out),
+            Units::Ucs2(units) => {
+                if ucs2(units, out).is_err() {
+                    surrogates::write_replaced(units.iter().map(|&u| u.into()), out)
+                }
+            }
+            Units::Ucs4(units) => {
+                if ucs4(units, out).is_err() {
+                    surrogates::write_replaced(units.iter().copied(), out)
+                }
+            }
+        }
+        None
+    }
+
+    /// The bytes the code units take (UTF-8's length for ASCII and Latin-1 text, within a
+    /// factor of two for the rest): what sizes a batch's chunks.
+    pub fn stored_len(&self) -> usize {
+        match *self {
+            Units::Utf8(b) | Units::Latin1(b) => b.len(),
+            Units::Ucs2(u) => 2 * u.len(),
+            Units::Ucs4(u) => 4 * u.len(),
+        }
+    }
+}
+
+impl Units<'_> {
+    /// [`Units::utf8`] as one slice: the text's own bytes, or those written into `buf`
+    /// (cleared first).
+    pub fn utf8_in<'b>(&'b self, buf: &'b mut Vec<u8>) -> &'b [u8] {
+        buf.clear();
+        match self.utf8(buf) {
+            Some(bytes) => bytes,
+            None => buf,
+        }
+    }
+}
 
 /// Bytes past the longest output that a store may touch: a character's four-byte store, 3;
 /// `lanes`' second 16-byte store of a block of eight units, 8. That store starts where the

@@ -171,6 +171,11 @@ def test_property_a_str_is_encoded_from_its_utf8(text):
     assert tok.encode(text) == want
     assert tok.encode_to_numpy(text).tolist() == want
     assert tok.encode_batch([text, text]) == [want, want]
+    ids, offsets = tok.encode_batch_to_numpy([text, "", text])
+    assert (ids.tolist(), offsets.tolist()) == (
+        want + want,
+        [0, len(want), len(want), 2 * len(want)],
+    )
     assert tok.encode_with_offsets(text)[0] == want
 
 

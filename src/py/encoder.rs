@@ -7,9 +7,10 @@ use super::ints::Ints;
 use super::model_tables::PyModelTables;
 use super::progress::ProgressBridge;
 use super::stream::PyStream;
-use super::text::{checked_str, str_bytes, str_list, with_str_bytes};
+use super::text::{checked_str, str_bytes, str_list, str_units, with_str_bytes};
 use crate::encode::{self, Stream};
 use crate::encode::{char_spans, Encoder, SpecialPolicy};
+use crate::utf8::Units;
 use crate::{Error, TokenId};
 use numpy::PyArray1;
 use pyo3::prelude::*;
@@ -374,13 +375,13 @@ impl PyEncoder {
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
         let strs = str_list(texts)?;
-        let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
+        let units: Vec<Units<'_>> = strs.iter().map(str_units).collect::<PyResult<_>>()?;
         // Lists are built block by block while other threads encode the next blocks
         // (encode_batch_each has the figures).
-        let mut lists: Vec<Option<Py<PyList>>> = (0..bytes.len()).map(|_| None).collect();
+        let mut lists: Vec<Option<Py<PyList>>> = (0..units.len()).map(|_| None).collect();
         let mut py_error = None;
         let result = py.detach(|| {
-            encode::encode_batch_each(&self.inner, &bytes, &policy, threads, &mut |(
+            encode::encode_batch_each(&self.inner, &units, &policy, threads, &mut |(
                 start,
                 block,
             )| {
@@ -426,17 +427,12 @@ impl PyEncoder {
         numpy_ready(py)?;
         let policy = self.policy(allowed, disallowed)?;
         let strs = str_list(texts)?;
-        let bytes: Vec<Cow<'_, [u8]>> = strs.iter().map(str_bytes).collect::<PyResult<_>>()?;
-        let each = py
-            .detach(|| encode::encode_batch(&self.inner, &bytes, &policy, threads))
+        let units: Vec<Units<'_>> = strs.iter().map(str_units).collect::<PyResult<_>>()?;
+        let (ids, offsets) = py
+            .detach(|| encode::encode_batch(&self.inner, &units, &policy, threads))
             .map_err(|e| self.err(py, e))?;
-        let offsets: Vec<i64> = std::iter::once(0)
-            .chain(each.iter().scan(0i64, |at, ids| {
-                *at += ids.len() as i64;
-                Some(*at)
-            }))
-            .collect();
-        let ids = PyArray1::from_vec(py, each.concat());
+        let offsets: Vec<i64> = offsets.into_iter().map(|o| o as i64).collect();
+        let ids = PyArray1::from_vec(py, ids);
         let offsets = PyArray1::from_vec(py, offsets);
         Ok((ids, offsets))
     }

@@ -1,7 +1,7 @@
 //! Python text as the core's bytes: batches of str, a str's UTF-8, and the TypeError for
 //! anything else.
 
-use crate::utf8;
+use crate::utf8::Units;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyStringData};
@@ -20,7 +20,7 @@ pub(super) fn str_list<'py>(texts: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py
 /// through UTF-16, which also joins a high and a low surrogate into one character).
 pub(super) fn str_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     let mut out = Vec::new();
-    Ok(match utf8_or_write(s, &mut out)? {
+    Ok(match str_units(s)?.utf8(&mut out) {
         Some(ascii) => Cow::Borrowed(ascii),
         None => Cow::Owned(out),
     })
@@ -36,52 +36,31 @@ pub(super) fn with_str_bytes<R>(
     thread_local! {
         static BYTES: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
+    let units = str_units(s)?;
     BYTES.with(|cell| match cell.try_borrow_mut() {
         Ok(mut buf) => {
-            buf.clear();
-            let result = match utf8_or_write(s, &mut buf) {
-                Ok(Some(ascii)) => f(ascii),
-                Ok(None) => f(&buf),
-                Err(e) => Err(e),
-            };
+            let result = f(units.utf8_in(&mut buf));
             if buf.capacity() > 1 << 18 {
                 *buf = Vec::new();
             }
             result
         }
-        Err(_) => {
-            let mut buf = Vec::new();
-            match utf8_or_write(s, &mut buf)? {
-                Some(ascii) => f(ascii),
-                None => f(&buf),
-            }
-        }
+        Err(_) => f(units.utf8_in(&mut Vec::new())),
     })
 }
 
-/// An ASCII str's own characters, which are its UTF-8; any other str's UTF-8 is written to
-/// `out` from its code units (the core's `utf8`), and a str with a surrogate takes Python's round
-/// trip (see [`str_bytes`]). Python's own UTF-8 (`PyUnicode_AsUTF8AndSize`) is not asked
-/// for: it would be made and then kept with the str for the str's life.
-fn utf8_or_write<'a>(s: &'a Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<Option<&'a [u8]>> {
+/// A str's code units, read in place: an ASCII str's are its UTF-8, any other str's UTF-8
+/// is written from them by the core (`utf8::Units`), on whichever thread encodes it.
+/// Python's own UTF-8 (`PyUnicode_AsUTF8AndSize`) is not asked for: it would be made and
+/// then kept with the str for the str's life.
+pub(super) fn str_units<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Units<'a>> {
     // SAFETY: `data` reads the str's code units in place (readying a legacy str first);
     // the str is immutable and outlives the borrow.
-    let written = match unsafe { s.data() }? {
-        PyStringData::Ucs1(units) if units.is_ascii() => return Ok(Some(units)),
-        PyStringData::Ucs1(units) => {
-            utf8::latin1(units, out);
-            Ok(())
-        }
-        PyStringData::Ucs2(units) => utf8::ucs2(units, out),
-        PyStringData::Ucs4(units) => utf8::ucs4(units, out),
-    };
-    if written.is_err() {
-        let fixed = s
-            .call_method1("encode", ("utf-16", "surrogatepass"))?
-            .call_method1("decode", ("utf-16", "replace"))?;
-        out.extend_from_slice(fixed.cast::<PyString>()?.to_str()?.as_bytes());
-    }
-    Ok(None)
+    Ok(match unsafe { s.data() }? {
+        PyStringData::Ucs1(units) => Units::Latin1(units),
+        PyStringData::Ucs2(units) => Units::Ucs2(units),
+        PyStringData::Ucs4(units) => Units::Ucs4(units),
+    })
 }
 
 /// `text` as a str, or the TypeError `Tokenizer.encode` documents (a Python-side check
