@@ -4,6 +4,7 @@
 use super::{Encoder, SpecialPolicy};
 use crate::utf8::Units;
 use crate::{Error, TokenId};
+use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -111,14 +112,16 @@ pub fn encode_batch<T: BatchText>(
 /// first touched by the copy, a fault each 4 KB.
 fn gather(parts: &[&[TokenId]], threads: usize) -> Result<Vec<TokenId>, Error> {
     let total: usize = parts.iter().map(|p| p.len()).sum();
-    // Zeroed: a large allocation is fresh pages, zero already, so this writes nothing.
-    let mut ids = vec![0; total];
+    let mut ids = Vec::with_capacity(total);
     if total == 0 {
         return Ok(ids);
     }
-    // Runs of consecutive parts of about equal size, one for each thread.
-    let mut runs: Vec<(&mut [TokenId], &[&[TokenId]])> = Vec::with_capacity(threads);
-    let (mut rest, mut first, mut start, mut end) = (&mut ids[..], 0, 0, 0);
+    // Runs of consecutive parts of about equal size, one for each thread, each given its
+    // place in the room: writing zeros first was 1.2% of a 2-thread batch's samples.
+    type Run<'a> = (&'a mut [MaybeUninit<TokenId>], &'a [&'a [TokenId]]);
+    let mut runs: Vec<Run> = Vec::with_capacity(threads);
+    let (mut rest, mut first, mut start, mut end) =
+        (&mut ids.spare_capacity_mut()[..total], 0, 0, 0);
     for (i, p) in parts.iter().enumerate() {
         end += p.len();
         if end * threads >= total * (runs.len() + 1) || i + 1 == parts.len() {
@@ -127,10 +130,12 @@ fn gather(parts: &[&[TokenId]], threads: usize) -> Result<Vec<TokenId>, Error> {
             (rest, first, start) = (after, i + 1, end);
         }
     }
-    let copy = |(mut dst, parts): (&mut [TokenId], &[&[TokenId]])| {
+    let copy = |(mut dst, parts): Run| {
         for p in parts {
             let (here, after) = std::mem::take(&mut dst).split_at_mut(p.len());
-            here.copy_from_slice(p);
+            for (slot, &id) in here.iter_mut().zip(*p) {
+                slot.write(id);
+            }
             dst = after;
         }
     };
@@ -146,8 +151,12 @@ fn gather(parts: &[&[TokenId]], threads: usize) -> Result<Vec<TokenId>, Error> {
     } else {
         mine.into_iter().chain(runs).for_each(copy);
     }
+    // SAFETY: the runs cover the first `total` slots of the room, one after the other, and
+    // `copy` wrote every slot of each (its parts' lengths sum to the run's).
+    unsafe { ids.set_len(total) };
     Ok(ids)
 }
+
 /// Input bytes per chunk of a batch: small enough that the caller gets its first results
 /// early, big enough that a chunk's hand-off costs nothing next to it.
 const BATCH_CHUNK: usize = 64 << 10;
