@@ -677,10 +677,10 @@ def distinct_text(nbytes: int, names: list[str], block: int = 2_000_000) -> Iter
 
 def bench_file(args) -> None:
     """encode_file on a file of the corpora's documents (separated by <|endoftext|>), none
-    repeated, on 1 thread and on all cores, each in a fresh process for its peak RSS, each
-    writing a new file; with --peers also gigatoken's encode_files (its documents split at
-    the separator, which it drops), whose ids are checked equal to bytepair's with the
-    separators taken out."""
+    repeated, on 1 thread and on all cores, --runs times each, each run in a fresh process
+    for its peak RSS, each writing a new file; with --peers also gigatoken's encode_files
+    (its documents split at the separator, which it drops), whose ids are checked equal to
+    bytepair's with the separators taken out."""
     threads = os.cpu_count() or 1
     eot = load_tiktoken("o200k_base")._special_tokens["<|endoftext|>"]
     names = [CORPORA[args.file_corpus]] if args.file_corpus else list(CORPORA.values())
@@ -736,21 +736,36 @@ print(len(flat), dt, base, peak, same)
                 raise SystemExit(f"encode_file bench failed:\n{out.stderr}")
             return out.stdout.split()
 
+        # --runs rounds a thread count, the two sides taking turns (which goes first
+        # alternates): MB/s are medians, the ratio the median (and range) of the rounds'
+        # ratios, and peak RSS the highest of the runs.
         for n in sorted({1, threads}):
-            count, dt, base, peak = run(ours, n)
+            ours_runs, their_runs = [], []
+            for r in range(args.runs):
+                sides = [(ours_runs, ours)] + ([(their_runs, theirs)] if args.peers else [])
+                for runs, script in sides[:: 1 if r % 2 == 0 else -1]:
+                    runs.append(run(script, n))
+            count = int(ours_runs[0][0])
+            dt = statistics.median(float(o[1]) for o in ours_runs)
+            base = max(int(o[2]) for o in ours_runs)
+            peak = max(int(o[3]) for o in ours_runs)
             cells = [
-                f"bytepair {size / float(dt) / 1e6:6.1f} MB/s, peak RSS {int(peak) / 1024:.0f} MB "
-                f"(tokenizer {int(base) / 1024:.0f} MB; {int(count):,} ids)"
+                f"bytepair {size / dt / 1e6:6.1f} MB/s, peak RSS {peak / 1024:.0f} MB "
+                f"(tokenizer {base / 1024:.0f} MB; {count:,} ids)"
             ]
             if args.peers:
-                _, g_dt, g_base, g_peak, same = run(theirs, n)
-                if same != "True":
+                if any(t[4] != "True" for t in their_runs):
                     raise SystemExit(f"gigatoken's ids differ from bytepair's ({n} threads)")
+                g_dt = statistics.median(float(t[1]) for t in their_runs)
+                g_base = max(int(t[2]) for t in their_runs)
+                g_peak = max(int(t[3]) for t in their_runs)
+                pairs = zip(ours_runs, their_runs, strict=True)
+                ratios = [float(t[1]) / float(o[1]) for o, t in pairs]
                 cells.append(
-                    f"gigatoken {size / float(g_dt) / 1e6:6.1f} MB/s, peak RSS "
-                    f"{int(g_peak) / 1024:.0f} MB (tokenizer {int(g_base) / 1024:.0f} MB; "
-                    f"bytepair {float(g_dt) / float(dt):.2f}x, "
-                    f"{int(g_peak) / int(peak):.1f}x less memory)"
+                    f"gigatoken {size / g_dt / 1e6:6.1f} MB/s, peak RSS {g_peak / 1024:.0f} MB "
+                    f"(tokenizer {g_base / 1024:.0f} MB; bytepair "
+                    f"{statistics.median(ratios):.2f}x, range {min(ratios):.2f}-{max(ratios):.2f}; "
+                    f"{g_peak / peak:.1f}x less memory)"
                 )
             print(f"  {n} thread{'s' if n > 1 else ' '}  " + " | ".join(cells))
 
