@@ -38,7 +38,8 @@ const _: () = assert!(std::mem::size_of::<LongSlot>() == 128);
 unsafe impl Zeroed for LongSlot {}
 
 /// A 2-way set-associative cache of pre-tokens of 16 to [`LONG_MAX`] bytes and their ids;
-/// a new pre-token evicts the less recently used of its set.
+/// a new pre-token evicts the less recently used of its set, which the caller may keep
+/// elsewhere (the arena cache).
 pub(super) struct LongPretokenCache {
     sets: ZeroedTable<[LongSlot; 2]>,
 }
@@ -90,14 +91,28 @@ impl LongPretokenCache {
         true
     }
 
-    /// Caches `pretoken`'s `ids` in the front slot of set `set`; `false` (and nothing cached)
-    /// if they are too many for a slot.
+    /// Caches `pretoken`'s `ids` in the front slot of set `set`, handing the pre-token and
+    /// ids that the set drops to `evicted`; `false` (and nothing cached) if they are too many
+    /// for a slot.
     #[inline]
-    pub(super) fn insert(&mut self, set: usize, pretoken: &[u8], ids: &[TokenId]) -> bool {
+    pub(super) fn insert(
+        &mut self,
+        set: usize,
+        pretoken: &[u8],
+        ids: &[TokenId],
+        evicted: impl FnOnce(&[u8], &[TokenId]),
+    ) -> bool {
         if ids.len() > LONG_IDS {
             return false;
         }
         let set = &mut self.sets[set];
+        let last = &set[1];
+        if last.len != 0 {
+            evicted(
+                &last.bytes[..last.len as usize],
+                &last.ids[..last.count as usize],
+            );
+        }
         set[1] = set[0];
         let slot = &mut set[0];
         slot.bytes = [0; LONG_MAX];
@@ -146,15 +161,54 @@ mod tests {
         for i in rng.visits(pretokens.len(), 3) {
             let pretoken = &pretokens[i];
             let plain = assert_cached_is_bpe(&enc, &mut cache, pretoken);
-            // The answer is cached, unless the pre-token or its ids are too long for a slot.
+            // The answer is cached, unless the pre-token or its ids are too long for a slot
+            // (or the set dropped it for others: then the arena answered it).
             let mut again = Vec::new();
             let set = LongPretokenCache::set_of(pretoken);
-            if pretoken.len() <= LONG_MAX && plain.len() <= LONG_IDS {
-                assert!(cache.long.get(set, pretoken, &mut again));
+            if pretoken.len() <= LONG_MAX
+                && plain.len() <= LONG_IDS
+                && cache.long.get(set, pretoken, &mut again)
+            {
                 assert_eq!(again, plain);
                 held += 1;
             }
         }
         assert!(held > 10_000, "{held} cached");
+    }
+
+    /// Every pre-token of 16-64 bytes, once encoded, is answered by its set or, once the set
+    /// has dropped it, by the arena, with plain BPE's ids; some are dropped. (Fewer
+    /// pre-tokens than fill the arena, which would start over.)
+    #[test]
+    fn what_a_set_drops_waits_in_the_arena() {
+        use crate::encode::arena_pretoken_cache::ArenaPretokenCache;
+        use crate::encode::test_vocab::plain_bpe;
+        let enc = byte_merges_encoder(&[(b"a", b"b"), (b"ab", b"c"), (b"c", b"c")]);
+        let mut cache = PretokenCache::default();
+        let mut rng = Lcg(7);
+        // 16-18 bytes: even with no merge, their records fit the arena's 2 MB.
+        let mut pretokens: Vec<Vec<u8>> = (0..20_000)
+            .map(|_| {
+                (0..16 + rng.below(3))
+                    .map(|_| b"abc"[rng.below(3)])
+                    .collect()
+            })
+            .collect();
+        pretokens.sort();
+        pretokens.dedup();
+        for p in &pretokens {
+            assert_cached_is_bpe(&enc, &mut cache, p);
+        }
+        let mut dropped = 0;
+        for p in &pretokens {
+            let (want, mut got) = (plain_bpe(&enc, p), Vec::new());
+            if !cache.long.get(LongPretokenCache::set_of(p), p, &mut got) {
+                let hash = ArenaPretokenCache::hash(p);
+                assert!(cache.arena.get_overflow(p, hash, &mut got), "{p:?}");
+                dropped += usize::from(want.len() <= LONG_IDS);
+            }
+            assert_eq!(got, want, "{p:?}");
+        }
+        assert!(dropped > 300, "{dropped} dropped from their sets");
     }
 }
