@@ -25,4 +25,24 @@ impl Lcg {
         }
         order
     }
+
+    /// Up to `n` distinct words of bytes from `alphabet`, each of a length drawn from
+    /// `lens`, sorted.
+    pub(crate) fn distinct_words(
+        &mut self,
+        n: usize,
+        lens: std::ops::Range<usize>,
+        alphabet: &[u8],
+    ) -> Vec<Vec<u8>> {
+        let mut words: Vec<Vec<u8>> = (0..n)
+            .map(|_| {
+                (0..lens.start + self.below(lens.len()))
+                    .map(|_| alphabet[self.below(alphabet.len())])
+                    .collect()
+            })
+            .collect();
+        words.sort();
+        words.dedup();
+        words
+    }
 }

@@ -1,5 +1,5 @@
 //! UTF-8 written from a str's own code units (Latin-1, UCS-2 or UCS-4, as CPython stores
-//! it), for a str that is not ASCII.
+//! it), for a str that is not ASCII: [`Units::utf8`].
 //!
 //! Asking Python for it (`PyUnicode_AsUTF8AndSize`) encodes into a new bytes object, copies
 //! that into a buffer kept with the str for the str's life, and frees the bytes: 10.5M of
@@ -18,7 +18,7 @@ mod surrogates;
 /// A surrogate code point, which UTF-8 cannot hold ([`Units::utf8`] replaces it as
 /// tiktoken does).
 #[derive(Debug)]
-pub struct Surrogate;
+struct Surrogate;
 
 /// A text as it is stored: UTF-8, or the Latin-1, UCS-2 or UCS-4 code units of a CPython
 /// str. Borrowed code units can be written as UTF-8 on any thread, so a batch's texts are
@@ -71,9 +71,7 @@ impl<'a> Units<'a> {
             Units::Ucs4(u) => 4 * u.len(),
         }
     }
-}
 
-impl Units<'_> {
     /// [`Units::utf8`] as one slice: the text's own bytes, or those written into `buf`
     /// (cleared first).
     pub fn utf8_in<'b>(&'b self, buf: &'b mut Vec<u8>) -> &'b [u8] {
@@ -93,7 +91,7 @@ impl Units<'_> {
 const SLACK: usize = 8;
 
 /// Appends the UTF-8 of Latin-1 code units to `out`.
-pub fn latin1(src: &[u8], out: &mut Vec<u8>) {
+fn latin1(src: &[u8], out: &mut Vec<u8>) {
     latin1_with(src, out, lanes::available())
 }
 
@@ -120,7 +118,7 @@ fn latin1_with(src: &[u8], out: &mut Vec<u8>, eight: bool) {
 }
 
 /// Appends the UTF-8 of UCS-2 code units to `out`, or leaves it as it was at a surrogate.
-pub fn ucs2(src: &[u16], out: &mut Vec<u8>) -> Result<(), Surrogate> {
+fn ucs2(src: &[u16], out: &mut Vec<u8>) -> Result<(), Surrogate> {
     ucs2_with(src, out, lanes::available())
 }
 
@@ -203,7 +201,7 @@ fn ascii8_portable(eight: &[u16; 8]) -> Option<u64> {
 }
 
 /// Appends the UTF-8 of UCS-4 code units to `out`, or leaves it as it was at a surrogate.
-pub fn ucs4(src: &[u32], out: &mut Vec<u8>) -> Result<(), Surrogate> {
+fn ucs4(src: &[u32], out: &mut Vec<u8>) -> Result<(), Surrogate> {
     let mut dst = Room::new(out, src.len(), 4);
     for &c in src {
         if (0xD800..0xE000).contains(&c) {

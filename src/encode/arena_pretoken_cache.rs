@@ -278,15 +278,7 @@ mod tests {
         let enc = byte_merges_encoder(&[(b"a", b"b"), (b"ab", b"ab"), (b"c", b"d")]);
         let mut cache = PretokenCache::default();
         let mut rng = Lcg(33);
-        let mut pretokens: Vec<Vec<u8>> = (0..3000)
-            .map(|_| {
-                (0..1 + rng.below(64))
-                    .map(|_| b"abcd"[rng.below(4)])
-                    .collect()
-            })
-            .collect();
-        pretokens.sort();
-        pretokens.dedup();
+        let pretokens = rng.distinct_words(3000, 1..65, b"abcd");
         let mut overflowing = 0;
         for round in 0..3 {
             for p in &pretokens {

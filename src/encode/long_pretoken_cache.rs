@@ -187,15 +187,7 @@ mod tests {
         let mut cache = PretokenCache::default();
         let mut rng = Lcg(7);
         // 16-18 bytes: even with no merge, their records fit the arena's 2 MB.
-        let mut pretokens: Vec<Vec<u8>> = (0..20_000)
-            .map(|_| {
-                (0..16 + rng.below(3))
-                    .map(|_| b"abc"[rng.below(3)])
-                    .collect()
-            })
-            .collect();
-        pretokens.sort();
-        pretokens.dedup();
+        let pretokens = rng.distinct_words(20_000, 16..19, b"abc");
         for p in &pretokens {
             assert_cached_is_bpe(&enc, &mut cache, p);
         }
