@@ -79,14 +79,13 @@ pub(super) fn encoder(
         })?;
     }
 
-    let mut pairs = PairTable::default();
     // Rank mode: a pair a token at most. Reserved at once, so that no growth holds the old
     // table beside the new one.
-    pairs.reserve(match merges {
-        Some(Merges::Bytes(m)) => m.len(),
-        Some(Merges::Ids(m)) => m.len(),
-        None => vocab.len(),
-    });
+    let mut pairs = match merges {
+        Some(Merges::Bytes(m)) => PairTable::with_room(m.len()),
+        Some(Merges::Ids(m)) => PairTable::with_room(m.len()),
+        None => PairTable::for_ranks(vocab.len(), max_id + 1),
+    };
     // Merges mode: the pairs of the table (left, right, priority), for `CharStart`.
     let mut merged = Vec::new();
     // A repeated merge keeps its first (highest) priority.
@@ -163,6 +162,11 @@ pub(super) fn encoder(
     // from their bytes. Rank mode and `ignore_merges`: the rule *is* the short-cut first
     // (a pre-token that is a token is that token), even for tokens no merge reaches;
     // Llama 3's rank table has such tokens.
+    // Merges mode: the table is complete, and packed before the BPE of every token below
+    // reads it (a look-up is one load then: see `PairTable::for_ranks`).
+    if merges.is_some() {
+        enc.pairs.pack(enc.spans.len());
+    }
     enc.fill_byte_pairs();
     // Each token's last merge (left, right, priority) if BPE of its bytes is itself.
     let splits: Vec<Option<(TokenId, TokenId, u32)>> = match merges {
@@ -174,7 +178,6 @@ pub(super) fn encoder(
             .map(|(id, t)| enc.last_merge(*id, t))
             .collect(),
     };
-    enc.pairs.pack(enc.spans.len());
     let valid: Vec<bool> = vocab
         .iter()
         .zip(&splits)

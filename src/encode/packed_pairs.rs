@@ -28,25 +28,45 @@ pub(super) struct PackedPairs {
 }
 
 impl PackedPairs {
-    /// The table of `pairs` (`(left, right, merged id)`), every id below [`PACKED_IDS`].
+    /// The table of `pairs` (`(left, right, merged id)`, distinct pairs), every id below
+    /// [`PACKED_IDS`].
     pub(super) fn new(pairs: impl ExactSizeIterator<Item = (TokenId, TokenId, TokenId)>) -> Self {
-        let len = pairs.len();
-        let bits = (2 * len).max(64).next_power_of_two().trailing_zeros();
-        let mut table = PackedPairs {
-            slots: ZeroedTable::new(1 << bits),
-            shift: 64 - bits,
-            len,
-        };
-        let mask = table.slots.len() - 1;
+        let mut table = PackedPairs::with_capacity(pairs.len());
         for (a, b, id) in pairs {
-            debug_assert!((a.max(b).max(id) as usize) < PACKED_IDS);
-            let mut i = table.index(a, b);
-            while table.slots[i] != 0 {
-                i = (i + 1) & mask;
-            }
-            table.slots[i] = key(a, b) | id as u64;
+            table.insert_first(a, b, id);
         }
         table
+    }
+
+    /// An empty table for up to `n` pairs, at most half full then.
+    pub(super) fn with_capacity(n: usize) -> Self {
+        let bits = (2 * n).max(64).next_power_of_two().trailing_zeros();
+        PackedPairs {
+            slots: ZeroedTable::new(1 << bits),
+            shift: 64 - bits,
+            len: 0,
+        }
+    }
+
+    /// Inserts `(a, b) -> id` unless the pair is there already; whether it inserted. Ids
+    /// must be below [`PACKED_IDS`], and the pairs no more than the capacity.
+    pub(super) fn insert_first(&mut self, a: TokenId, b: TokenId, id: TokenId) -> bool {
+        debug_assert!((a.max(b).max(id) as usize) < PACKED_IDS);
+        assert!(
+            2 * self.len < self.slots.len(),
+            "a packed pair table is full"
+        );
+        let (want, mask) = (key(a, b), self.slots.len() - 1);
+        let mut i = self.index(a, b);
+        while self.slots[i] != 0 {
+            if self.slots[i] & !VALUE == want {
+                return false;
+            }
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = want | id as u64;
+        self.len += 1;
+        true
     }
 
     #[inline(always)]

@@ -74,9 +74,25 @@ impl PairTable {
         }
     }
 
-    /// Room for `n` more pairs.
-    pub(super) fn reserve(&mut self, n: usize) {
-        self.map.reserve(n);
+    /// An empty table with room for `n` pairs.
+    pub(super) fn with_room(n: usize) -> PairTable {
+        let mut table = PairTable::default();
+        table.map.reserve(n);
+        table
+    }
+
+    /// An empty table for a rank table's pairs (merged id = priority, at most `n` of them),
+    /// packed from the start when every id (below `ids`) fits: building o200k's rank table
+    /// runs BPE of each token over it, and a look-up is then one load instead of two
+    /// (hashbrown's control bytes, then its slot), and no map is held beside the packed copy.
+    pub(super) fn for_ranks(n: usize, ids: usize) -> PairTable {
+        let mut table = PairTable::default();
+        if ids <= PACKED_IDS {
+            table.packed = Some(PackedPairs::with_capacity(n));
+        } else {
+            table.map.reserve(n);
+        }
+        table
     }
 
     pub(super) fn len(&self) -> usize {
@@ -90,6 +106,9 @@ impl PairTable {
     /// their merges) and every id of the encoder is below [`PACKED_IDS`] (`ids` is one past
     /// the largest).
     pub(super) fn pack(&mut self, ids: usize) {
+        if self.packed.is_some() {
+            return;
+        }
         let Some(&(p, m)) = self.map.values().next() else {
             return;
         };
@@ -142,7 +161,10 @@ impl PairTable {
     /// Inserts unless the pair is there already (a repeated merge keeps its first priority);
     /// whether it inserted.
     pub(super) fn insert_first(&mut self, a: TokenId, b: TokenId, value: (u32, TokenId)) -> bool {
-        debug_assert!(self.packed.is_none(), "a packed table is finished");
+        if let Some(packed) = &mut self.packed {
+            debug_assert_eq!(value.1.wrapping_sub(value.0), self.offset);
+            return packed.insert_first(a, b, value.1);
+        }
         match self.map.entry(pair_key(a, b)) {
             std::collections::hash_map::Entry::Occupied(_) => false,
             std::collections::hash_map::Entry::Vacant(e) => {
