@@ -138,7 +138,11 @@ mod tests {
         want.insert((0, 0), 0);
         let top = PACKED_IDS as TokenId - 1;
         want.insert((top, top), top);
-        let table = PackedPairs::new(want.iter().map(|(&(a, b), &id)| (a, b, id)));
+        let mut table = PackedPairs::new(want.iter().map(|(&(a, b), &id)| (a, b, id)));
+        assert_eq!(table.len(), want.len());
+        // A pair already there keeps its first id (a repeated merge keeps its priority).
+        assert!(!table.insert_first(top, top, 7));
+        assert!(!table.insert_first(0, 0, 7));
         assert_eq!(table.len(), want.len());
         for (&(a, b), &id) in &want {
             assert_eq!(table.get(a, b), Some(id), "({a}, {b})");
