@@ -151,7 +151,9 @@ def test_property_the_core_reads_a_rank_file_as_the_python_reader(case):
         slow = {i: b for b, i in tt.parse_ranks(raw, "x.tiktoken").items()}
     except FormatError:
         slow = None
-    fast = _core.rank_file(raw)
+    read = _core.rank_file(raw)
+    fast, ahead = read if read is not None else (None, None)
+    assert ahead is None  # asked for no encoder
     if fast is not None:
         assert list(fast.items()) == list(slow.items())
     if tokens and not edits:
@@ -171,6 +173,32 @@ def test_round_trip_of_a_trained_tokenizer(tmp_path):
     assert back.special_tokens == tok.special_tokens
     for text in samples().values():
         assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+
+
+def test_a_rank_files_encoder_is_built_while_the_file_is_read(tmp_path):
+    tok = trained()
+    path = tmp_path / "mine.tiktoken"
+    tok.save(path, format="tiktoken")
+    specials = dict(tok.special_tokens)
+    # Special tokens with ids and a pattern: the reader starts the encoder a Tokenizer of
+    # the data asks for, and the Tokenizer takes it (nothing is left to take after it).
+    data = tt.read(path, special_tokens=specials, pattern=tok.pattern)
+    assert isinstance(data.tables, _core.EncoderAhead)
+    back = bytepair.Tokenizer.from_data(data)
+    assert data.tables.take(list(specials.items()), data.pattern) is None
+    for text in samples().values():
+        assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+    # The encoder built ahead is the one those special tokens and pattern give; other ones
+    # get none (the Tokenizer then builds its own).
+    data = tt.read(path, special_tokens=specials, pattern=tok.pattern)
+    assert data.tables.take([], data.pattern) is None
+    data = tt.read(path, special_tokens=specials, pattern=tok.pattern)
+    ahead = data.tables.take(list(specials.items()), data.pattern)
+    assert ahead is not None
+    text = samples()["en-prose"][:2000] + SPECIAL
+    assert ahead.encode(text, [SPECIAL], []) == tok.encode(text, allowed_special="all")
+    # Special tokens that still need ids: nothing is built ahead.
+    assert tt.read(path, special_tokens=[SPECIAL]).tables is None
 
 
 def test_a_tiktoken_name_saves_a_rank_file_that_tiktoken_reads(tmp_path):

@@ -6,7 +6,16 @@ from mmap import mmap
 from os import PathLike
 
 def core_version() -> str: ...
-def rank_file(raw: bytes) -> dict[int, bytes] | None: ...
+def rank_file(
+    raw: bytes, ahead: tuple[list[tuple[str, int]], str] | None = None
+) -> tuple[dict[int, bytes], EncoderAhead | None] | None: ...
+
+class EncoderAhead:
+    """A rank file's encoder being built on a thread of its own (``rank_file``)."""
+
+    def take(
+        self, special_tokens: list[tuple[str, int]], pattern: str, ignore_merges: bool = False
+    ) -> Encoder | None: ...
 
 # -- encoder (src/encode/, src/py/encoder.rs, src/py/stream.rs) -----------------------------
 

@@ -157,8 +157,12 @@ class Tokenizer:
         # merges into it, as tiktoken does when a special token is also a mergeable rank.
         # The core's tables, where the data has them, hold the same vocab and merges.
         extra = {"ignore_merges": True} if self.ignore_merges else {}
-        if tables is not None:
+        if isinstance(tables, _core.ModelTables):
             return _core.Encoder.from_tables(tables, specials, self._pattern, **extra)
+        if isinstance(tables, _core.EncoderAhead) and merges is None:
+            built = tables.take(specials, self._pattern, **extra)
+            if built is not None:
+                return built
         return _core.Encoder(vocab, merges, specials, self._pattern, **extra)
 
     def _core_specials(self) -> list[tuple[str, int]]:

@@ -190,7 +190,7 @@ impl Encoder {
         ignore_merges: bool,
     ) -> Result<Self, Error> {
         let merges = merges.map(build::Merges::Bytes);
-        build::encoder(vocab, merges, specials, pattern, ignore_merges, true)
+        build::encoder(&vocab, merges, specials, pattern, ignore_merges, true)
     }
 
     /// [`Encoder::build`] of merges given as the ids of their left, right and join, each a
@@ -203,7 +203,18 @@ impl Encoder {
         ignore_merges: bool,
     ) -> Result<Self, Error> {
         let merges = Some(build::Merges::Ids(merges));
-        build::encoder(vocab, merges, specials, pattern, ignore_merges, true)
+        build::encoder(&vocab, merges, specials, pattern, ignore_merges, true)
+    }
+
+    /// [`Encoder::new`] of a rank table (tiktoken's rule), reading `vocab` where it is, so
+    /// that the caller may go on reading it meanwhile (a rank file's reader makes its
+    /// Python objects from the same tokens).
+    pub fn of_ranks(
+        vocab: &[(TokenId, Vec<u8>)],
+        specials: Vec<(Vec<u8>, TokenId)>,
+        pattern: &str,
+    ) -> Result<Self, Error> {
+        build::encoder(vocab, None, specials, pattern, false, true)
     }
 
     /// An encoder for [`Encoder::bpe_looked_up`] alone, without BPE from whole characters:
@@ -214,7 +225,7 @@ impl Encoder {
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
     ) -> Result<Self, Error> {
         let merges = merges.map(build::Merges::Bytes);
-        build::encoder(vocab, merges, Vec::new(), "gpt2", false, false)
+        build::encoder(&vocab, merges, Vec::new(), "gpt2", false, false)
     }
 
     /// This encoder without BPE from whole characters (`on == false`), to compare the two

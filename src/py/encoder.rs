@@ -97,7 +97,7 @@ pub(super) fn specials_bytes(special_tokens: &[(String, TokenId)]) -> Vec<(Vec<u
 impl PyEncoder {
     /// The Python encoder of a built core encoder, with `special_tokens`' names and the
     /// default policy.
-    fn wrap(
+    pub(super) fn wrap(
         py: Python<'_>,
         built: Result<Encoder, Error>,
         special_tokens: &[(String, TokenId)],

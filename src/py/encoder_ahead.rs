@@ -1,12 +1,15 @@
-//! An encoder of a tokenizer.json's tables built ahead, on a thread of its own, while the
-//! reader makes the tables' Python objects and checks them: `ModelTables.prepare_encoder`
+//! An encoder built ahead, on a thread of its own, while the reader makes the tokens' Python
+//! objects and checks them. Of a tokenizer.json's tables: `ModelTables.prepare_encoder`
 //! starts it, and `Encoder.from_tables` takes it when asked for the same special tokens,
-//! pattern and `ignore_merges` (else it builds anew, as without it).
+//! pattern and `ignore_merges` (else it builds anew, as without it). Of a rank file's
+//! tokens: `rank_file` starts it, and `EncoderAhead.take` gives it, or `None` (then the
+//! caller builds anew, and meets any error there).
 
-use super::encoder::{encoder_input, specials_bytes};
+use super::encoder::{encoder_input, specials_bytes, PyEncoder};
 use crate::encode::Encoder;
 use crate::{Error, TokenId};
-use std::sync::mpsc;
+use pyo3::prelude::*;
+use std::sync::{mpsc, Arc, Mutex};
 
 /// What an encoder of the tables is built with, besides the tables.
 #[derive(Clone, PartialEq, Eq)]
@@ -60,11 +63,58 @@ impl EncoderAhead {
         EncoderAhead { request, built }
     }
 
+    /// Starts building the encoder of a rank table's `tokens` for `request`, reading them
+    /// where they are while the caller goes on with them.
+    pub(super) fn start_ranks(tokens: Arc<Vec<(TokenId, Vec<u8>)>>, request: Request) -> Self {
+        let (send, built) = mpsc::sync_channel(1);
+        let asked = request.clone();
+        std::thread::spawn(move || {
+            let specials = specials_bytes(&asked.special_tokens);
+            let _ = send.send(Ok(Encoder::of_ranks(&tokens, specials, &asked.pattern)));
+        });
+        EncoderAhead { request, built }
+    }
+
     /// The encoder, if it was built for `request` (waits for it: call without the GIL).
     pub(super) fn take(self, request: &Request) -> Option<Built> {
         if self.request != *request {
             return None;
         }
         self.built.recv().ok()
+    }
+}
+
+/// A rank file's encoder being built (see the module).
+#[pyclass(frozen, name = "EncoderAhead", module = "bytepair._core")]
+pub struct PyEncoderAhead {
+    pub(super) ahead: Mutex<Option<EncoderAhead>>,
+}
+
+#[pymethods]
+impl PyEncoderAhead {
+    /// The encoder, if it was built for these special tokens, pattern and `ignore_merges`
+    /// and the build succeeded; else `None`. Only once.
+    #[pyo3(signature = (special_tokens, pattern, ignore_merges=false))]
+    fn take(
+        &self,
+        py: Python<'_>,
+        special_tokens: Vec<(String, TokenId)>,
+        pattern: String,
+        ignore_merges: bool,
+    ) -> PyResult<Option<PyEncoder>> {
+        let request = Request {
+            special_tokens,
+            pattern,
+            ignore_merges,
+        };
+        let ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match py.detach(|| ahead.and_then(|a| a.take(&request))) {
+            Some(Ok(Ok(built))) => Ok(Some(PyEncoder::wrap(
+                py,
+                Ok(built),
+                &request.special_tokens,
+            )?)),
+            _ => Ok(None),
+        }
     }
 }

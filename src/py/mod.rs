@@ -61,5 +61,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tokenizer_json::read_tokenizer_json, m)?)?;
     m.add_function(wrap_pyfunction!(tokenizer_json::model_tables, m)?)?;
     m.add_class::<model_tables::PyModelTables>()?;
+    m.add_class::<encoder_ahead::PyEncoderAhead>()?;
     Ok(())
 }

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from bytepair import _core, patterns
-from bytepair.errors import FormatError, SpecialTokenError, VocabError
+from bytepair.errors import BytepairError, FormatError, SpecialTokenError, VocabError
 from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
 from bytepair.formats.tokenizer_data import TokenizerData
@@ -159,17 +159,18 @@ def read(
     name = os.fspath(path)
     with open(path, "rb") as f:
         raw = f.read()
-    # The core reads a regular file (o200k: 40-50 ms, where the loop below takes 210-230
-    # and a peak of three times the memory); the loop reads any other, naming the line at
-    # fault.
-    vocab = _core.rank_file(raw)
-    if vocab is None:
-        vocab = {i: b for b, i in parse_ranks(raw, name).items()}
     known = KNOWN.get(hashlib.sha256(raw).hexdigest())
-    del raw
     if known is not None:
         pattern = known[1] if pattern is None else pattern
         special_tokens = known[2] if special_tokens is None else special_tokens
+    # The core reads a regular file (o200k: 40-50 ms, where the loop below takes 210-230
+    # and a peak of three times the memory), and builds the encoder a Tokenizer of the data
+    # asks for meanwhile; the loop reads any other, naming the line at fault.
+    fast = _core.rank_file(raw, _encoder_request(special_tokens, pattern))
+    vocab, ahead = fast if fast is not None else (None, None)
+    if vocab is None:
+        vocab = {i: b for b, i in parse_ranks(raw, name).items()}
+    del raw
     given = set(special_tokens.values()) if isinstance(special_tokens, Mapping) else set()
     # Distinct ranks from 0 whose largest is their count less one leave no gap.
     top = max(vocab)
@@ -186,8 +187,24 @@ def read(
         special_tokens or (),
         pattern or "gpt2",
         error_names=((VocabError, name), (SpecialTokenError, name)),
+        tables=ahead,
     )
     return tokenizer_data.checked(data)
+
+
+def _encoder_request(
+    special_tokens: Sequence[str] | Mapping[str, int] | None, pattern: str | None
+) -> tuple[list[tuple[str, int]], str] | None:
+    """The special tokens and pattern a Tokenizer of the file's data builds its encoder
+    with, as far as they are known before its checks: ``None`` where the special tokens
+    still need ids or the pattern is refused (the checks then say so)."""
+    if special_tokens and not isinstance(special_tokens, Mapping):
+        return None
+    try:
+        resolved = patterns.resolve(pattern or "gpt2")
+    except BytepairError:
+        return None
+    return list(dict(special_tokens or {}).items()), resolved
 
 
 def ranks_of(data) -> dict[bytes, int]:

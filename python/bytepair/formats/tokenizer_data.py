@@ -40,7 +40,8 @@ class TokenizerData:
     listed type propagates as it is.
     ``tables`` are the core's tables that ``vocab`` and ``merges`` were made from (a
     tokenizer.json's), for ``Tokenizer`` to build its encoder on without reading those
-    objects back; data given other vocab or merges must not keep them.
+    objects back, or the encoder of a rank file's ``vocab`` being built ahead; data given
+    other vocab or merges must not keep them.
     """
 
     vocab: Mapping[int, bytes]
@@ -54,7 +55,9 @@ class TokenizerData:
     #: Set by ``checked``: the vocab is a checked dict, the special tokens a dict of ids,
     #: the merges pairs of bytes, the pattern resolved.
     is_checked: bool = False
-    tables: _core.ModelTables | None = field(default=None, compare=False, repr=False)
+    tables: _core.ModelTables | _core.EncoderAhead | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if self.merges is None:
