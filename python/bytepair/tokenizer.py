@@ -155,7 +155,9 @@ class Tokenizer:
         # The whole vocab, special tokens' bytes included: a special token that equals a
         # learned token (GPT-2's vocab.json style) keeps that id, and plain text still
         # merges into it, as tiktoken does when a special token is also a mergeable rank.
-        # The core's tables, where the data has them, hold the same vocab and merges.
+        # The core's tables, where the data has them, hold the same vocab and merges; a rank
+        # file's reader may have started this very encoder (taken if it was asked for the
+        # same special tokens and pattern).
         extra = {"ignore_merges": True} if self.ignore_merges else {}
         if isinstance(tables, _core.ModelTables):
             return _core.Encoder.from_tables(tables, specials, self._pattern, **extra)
