@@ -53,25 +53,33 @@ impl EncoderAhead {
     /// Starts building the encoder of `input` for `request`: the tables' ids and bytes are
     /// copied here, the rest is built on a thread of its own.
     pub(super) fn start(input: Input<'_>, request: Request) -> Self {
-        let (send, built) = mpsc::sync_channel(1);
         let owned = encoder_input(input);
-        let asked = request.clone();
-        std::thread::spawn(move || {
-            // The tables were dropped unasked: nobody waits for the encoder.
-            let _ = send.send(owned.map(|owned| encoder_of(owned, &asked)));
-        });
-        EncoderAhead { request, built }
+        Self::spawn(request, move |asked| {
+            owned.map(|owned| encoder_of(owned, asked))
+        })
     }
 
     /// Starts building the encoder of a rank table's `tokens` for `request`, reading them
     /// where they are while the caller goes on with them.
     pub(super) fn start_ranks(tokens: Arc<Vec<(TokenId, Vec<u8>)>>, request: Request) -> Self {
+        Self::spawn(request, move |asked| {
+            let specials = specials_bytes(&asked.special_tokens);
+            Ok(Encoder::of_ranks(&tokens, specials, &asked.pattern))
+        })
+    }
+
+    /// Runs `build` for `request` on a thread of its own. Where no thread can be started (a
+    /// process at its limit of threads or of address space) nothing is built ahead: `take`
+    /// gives `None`, and the caller builds as it would without.
+    fn spawn(request: Request, build: impl FnOnce(&Request) -> Built + Send + 'static) -> Self {
         let (send, built) = mpsc::sync_channel(1);
         let asked = request.clone();
-        std::thread::spawn(move || {
-            let specials = specials_bytes(&asked.special_tokens);
-            let _ = send.send(Ok(Encoder::of_ranks(&tokens, specials, &asked.pattern)));
-        });
+        let _ = std::thread::Builder::new()
+            .name("bytepair-build".into())
+            .spawn(move || {
+                // Dropped unasked (its tables or reader's data gone): nobody waits for it.
+                let _ = send.send(build(&asked));
+            });
         EncoderAhead { request, built }
     }
 
