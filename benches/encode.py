@@ -736,6 +736,11 @@ print(len(flat), dt, base, peak, same)
                 raise SystemExit(f"encode_file bench failed:\n{out.stderr}")
             return out.stdout.split()
 
+        def summary(runs: list[list[str]]) -> tuple[float, int, int]:
+            """The median seconds, and the highest tokenizer and peak RSS, of runs."""
+            seconds = statistics.median(float(r[1]) for r in runs)
+            return seconds, max(int(r[2]) for r in runs), max(int(r[3]) for r in runs)
+
         # --runs rounds a thread count, the two sides taking turns (which goes first
         # alternates): MB/s are medians, the ratio the median (and range) of the rounds'
         # ratios, and peak RSS the highest of the runs.
@@ -746,9 +751,7 @@ print(len(flat), dt, base, peak, same)
                 for runs, script in sides[:: 1 if r % 2 == 0 else -1]:
                     runs.append(run(script, n))
             count = int(ours_runs[0][0])
-            dt = statistics.median(float(o[1]) for o in ours_runs)
-            base = max(int(o[2]) for o in ours_runs)
-            peak = max(int(o[3]) for o in ours_runs)
+            dt, base, peak = summary(ours_runs)
             cells = [
                 f"bytepair {size / dt / 1e6:6.1f} MB/s, peak RSS {peak / 1024:.0f} MB "
                 f"(tokenizer {base / 1024:.0f} MB; {count:,} ids)"
@@ -756,9 +759,7 @@ print(len(flat), dt, base, peak, same)
             if args.peers:
                 if any(t[4] != "True" for t in their_runs):
                     raise SystemExit(f"gigatoken's ids differ from bytepair's ({n} threads)")
-                g_dt = statistics.median(float(t[1]) for t in their_runs)
-                g_base = max(int(t[2]) for t in their_runs)
-                g_peak = max(int(t[3]) for t in their_runs)
+                g_dt, g_base, g_peak = summary(their_runs)
                 pairs = zip(ours_runs, their_runs, strict=True)
                 ratios = [float(t[1]) / float(o[1]) for o, t in pairs]
                 cells.append(
