@@ -2,7 +2,7 @@
 //!
 //! Chinese has many distinct character pairs and few of them merge: under o200k 11% of the
 //! look-ups in phase 2 find a pair and the pair cache misses on 70% of them, each a probe
-//! of the 4 MB pair table. Every pair of the table whose parts are both valid UTF-8, not
+//! of the 2 MB pair table. Every pair of the table whose parts are both valid UTF-8, not
 //! both ASCII, is in the filter, so a pair it rejects has no merge; the others go to the
 //! pair cache. One bit per pair, 16 bits of filter per pair (6% false hits): two bits per
 //! pair in one word (1.2%) take more instructions to test than the extra false hits cost

@@ -114,7 +114,7 @@ pub struct Encoder {
     pairs: PairTable,
     /// The pair table for two single bytes, indexed by `(byte << 8) | byte`: the first
     /// pass over a pre-token's bytes reads this 512 KB table, which stays in L2, instead of
-    /// the big one (o200k's is 4 MB).
+    /// the big one (o200k's is 2 MB).
     byte_pairs: Vec<(u32, TokenId)>,
     /// Tokens whose BPE is themselves: a pre-token equal to one is a single look-up.
     /// Up to 15 bytes keyed by `short_key`, longer ones by their bytes.

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 /// No pair / no priority.
 pub(super) const NONE: u32 = u32::MAX;
 /// log2 of the per-thread pair cache's slots: 16384 slots of 16 bytes, 256 KB, in L2 (1 MB
-/// here) next to the pre-token cache, while o200k's pair table is 4 MB.
+/// here) next to the pre-token cache, while o200k's pair table is 2 MB packed, 4 MB unpacked.
 pub(super) const PAIR_CACHE_BITS: u32 = 14;
 
 /// The pair table's key: `(a, b)` packed, then mixed with murmur3's finalizer (a bijection,
@@ -93,6 +93,11 @@ impl PairTable {
             table.map.reserve(n);
         }
         table
+    }
+
+    /// Whether the table is packed (see [`PackedPairs`]).
+    pub(super) fn is_packed(&self) -> bool {
+        self.packed.is_some()
     }
 
     pub(super) fn len(&self) -> usize {
@@ -200,7 +205,7 @@ impl Encoder {
 
     /// A pair look-up through the thread's pair cache. Long Chinese pre-tokens (o200k's
     /// runs of Han characters) make several look-ups per character, most of them in the
-    /// 4 MB table, missing L2; the few thousand pairs of common characters are answered
+    /// 2 MB table, missing L2; the few thousand pairs of common characters are answered
     /// from here instead. Only for a finished table: absent pairs are cached too.
     #[inline]
     pub(super) fn hot_pair(
