@@ -110,8 +110,8 @@ impl Encoder {
         }
         // Starts loading the pairs that merging the pair at `i` would look up (the merged part
         // with each neighbour), so that when that merge comes they are in cache: a look-up of
-        // a pair the thread has not seen lately is a load from L3 or memory (o200k's table is 2 MB),
-        // and each merge's waits on the merge before. On new text, 1.05-1.14x on English and
+        // a pair the thread has not seen lately is a load from L3 or memory (o200k's table is
+        // 2 MB), and each merge's waits on the merge before. On new text, 1.05-1.14x on English and
         // code and 1.05x on the 25 languages (o200k, cl100k, GPT-2; paired runs); the same in
         // the longer kernels and from whole characters was no faster.
         let ahead = |ids: &[TokenId; W2], pairs: &[u64; W2], i: usize, n: usize| {
