@@ -81,8 +81,8 @@ def test_llama3_and_qwen_like_tiktoken(path, pattern, size):
     assert tok.vocab_size == size + 1
     _same_encodings(tok, enc, nchars=10_000)
     # Llama 3 has tokens no merge builds; tiktoken's rule gives them to an equal pre-token,
-    # which bytepair must see although pre-tokens with a multi-byte character skip its
-    # whole-token table.
+    # which bytepair must see although encoding looks up only those tokens, not all (the
+    # tests of every token's text alone cover the ASCII ones).
     texts = non_ascii_tokens(enc._mergeable_ranks)
     assert [tok.encode_ordinary(t) for t in texts] == [enc.encode_ordinary(t) for t in texts]
 

@@ -28,15 +28,25 @@ pub(super) enum Merges<'a> {
     Ids(&'a [(TokenId, TokenId, TokenId)]),
 }
 
-/// [`Encoder::build`]: checks the vocab, then fills the tables (BPE from whole characters
-/// only with `char_start`).
+/// What an encoder is built for, which decides two of its tables.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Purpose {
+    /// Encoding text: the tables of BPE from whole characters, and no whole-token maps but
+    /// of the tokens BPE does not rebuild (see `Encoder::encode_missed_pretoken`).
+    Text,
+    /// [`Encoder::bpe_looked_up`] of distinct pieces: the whole-token maps, without BPE from
+    /// whole characters.
+    Pieces,
+}
+
+/// [`Encoder::build`]: checks the vocab, then fills the tables that `purpose` needs.
 pub(super) fn encoder(
     vocab: &[(TokenId, Vec<u8>)],
     merges: Option<Merges<'_>>,
     specials: Vec<(Vec<u8>, TokenId)>,
     pattern: &str,
     ignore_merges: bool,
-    char_start: bool,
+    purpose: Purpose,
 ) -> Result<Encoder, Error> {
     let splitter = Splitter::new(pattern)?;
     let cut_rule = splitter.cut_rule();
@@ -188,14 +198,17 @@ pub(super) fn encoder(
     // other two.
     let merged = merges.is_some().then_some(merged.as_slice());
     let build_chars = || {
-        char_start
+        (purpose == Purpose::Text)
             .then(|| CharStart::new(&enc, vocab, &splits, &valid, merged))
             .flatten()
     };
     let build_rest = || {
         rayon::join(
             || (enc.pairs.is_monotone(), staged::Stages::new(&enc)),
-            || whole_tokens(vocab, &valid, merges.is_some() && !ignore_merges),
+            || {
+                let built_only = merges.is_some() && !ignore_merges;
+                whole_tokens(vocab, &valid, built_only, purpose == Purpose::Pieces)
+            },
         )
     };
     let (chars, ((monotone, stages), whole)) = rayon::join(build_chars, build_rest);
@@ -207,7 +220,8 @@ pub(super) fn encoder(
 }
 
 /// The whole-token maps (`whole`, `whole_long`, `unbuilt`, `unbuilt_long`): every token,
-/// or with `built_only` (merges mode without `ignore_merges`) only those BPE rebuilds.
+/// or with `built_only` (merges mode without `ignore_merges`) only those BPE rebuilds;
+/// `whole` and `whole_long` stay empty without `all`.
 type WholeTokens = (
     FxHashMap<u128, TokenId>,
     FxHashMap<Vec<u8>, TokenId>,
@@ -216,9 +230,16 @@ type WholeTokens = (
 );
 
 /// [`WholeTokens`] of `vocab`, `valid[i]` saying whether BPE rebuilds token `i`.
-fn whole_tokens(vocab: &[(TokenId, Vec<u8>)], valid: &[bool], built_only: bool) -> WholeTokens {
+fn whole_tokens(
+    vocab: &[(TokenId, Vec<u8>)],
+    valid: &[bool],
+    built_only: bool,
+    all: bool,
+) -> WholeTokens {
     let mut whole = FxHashMap::default();
-    whole.reserve(vocab.len());
+    if all {
+        whole.reserve(vocab.len());
+    }
     let mut whole_long = FxHashMap::default();
     let (mut unbuilt, mut unbuilt_long) = (FxHashMap::default(), FxHashMap::default());
     for ((id, t), &built) in vocab.iter().zip(valid) {
@@ -231,13 +252,17 @@ fn whole_tokens(vocab: &[(TokenId, Vec<u8>)], valid: &[bool], built_only: bool) 
                 if !built {
                     unbuilt.insert(k, *id);
                 }
-                whole.insert(k, *id);
+                if all {
+                    whole.insert(k, *id);
+                }
             }
             None => {
                 if !built {
                     unbuilt_long.insert(t.clone(), *id);
                 }
-                whole_long.insert(t.clone(), *id);
+                if all {
+                    whole_long.insert(t.clone(), *id);
+                }
             }
         }
     }

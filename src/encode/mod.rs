@@ -24,7 +24,7 @@
 //!
 //! Data flow: text -> segments (special tokens cut out by the policy, `special_policy`) ->
 //! pre-tokens (the splitter, `crate::split`) -> each pre-token through the cache, the
-//! whole-token tables and BPE (`pretoken`) -> ids. Files, one concept each:
+//! tokens BPE does not rebuild and BPE (`pretoken`) -> ids. Files, one concept each:
 //! - `mod.rs`: the [`Encoder`] type and its public methods, but for two that belong to a
 //!   concept below (`encode_with_spans` in `offsets.rs`, `encode_in_chunks` in `file.rs`);
 //! - `build.rs`: construction (vocab checks, pair table from merges, decoder bytes,
@@ -37,7 +37,7 @@
 //! - `pretoken_cache.rs`: the per-thread cache of short pre-tokens and their u128 key;
 //!   `long_pretoken_cache.rs`: the one of pre-tokens of 16-64 bytes, keyed by their bytes;
 //!   `arena_pretoken_cache.rs`: the one of longer pre-tokens, records in a bounded arena;
-//!   `pretoken.rs`: one pre-token's road through cache, whole-token tables and BPE, and the
+//!   `pretoken.rs`: one pre-token's road through cache, unbuilt tokens and BPE, and the
 //!   loops over a built-in splitter's pre-tokens (one prefetches cache sets ahead);
 //! - `special_policy.rs`: which special tokens are allowed, disallowed or plain text;
 //! - `offsets.rs`: tokens' byte spans and Python-string offsets;
@@ -49,6 +49,7 @@ use crate::safe_cut::CutRule;
 use crate::special::{Segment, SpecialMatcher};
 use crate::split::Splitter;
 use crate::{Error, TokenId};
+use build::Purpose;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::convert::Infallible;
@@ -116,13 +117,14 @@ pub struct Encoder {
     /// pass over a pre-token's bytes reads this 512 KB table, which stays in L2, instead of
     /// the big one (o200k's is 2 MB).
     byte_pairs: Vec<(u32, TokenId)>,
-    /// Tokens whose BPE is themselves: a pre-token equal to one is a single look-up.
-    /// Up to 15 bytes keyed by `short_key`, longer ones by their bytes.
+    /// Tokens whose BPE is themselves, for [`Encoder::bpe_looked_up`] (empty in an encoder
+    /// of text): a piece equal to one is a single look-up. Up to 15 bytes keyed by
+    /// `short_key`, longer ones by their bytes.
     whole: FxHashMap<u128, TokenId>,
     whole_long: FxHashMap<Vec<u8>, TokenId>,
-    /// The tokens of `whole` and `whole_long` that BPE of their bytes does not rebuild (rank
-    /// mode only: tiktoken's rule gives them to a pre-token equal to them; Llama 3 has some).
-    /// BPE rebuilds every other token, so a pre-token can skip the whole-token table for these.
+    /// The tokens that BPE of their bytes does not rebuild (rank mode only: tiktoken's rule
+    /// gives them to a pre-token equal to them; Llama 3 has some). BPE rebuilds every other
+    /// token, so these are the only whole tokens that encoding text looks up.
     unbuilt: FxHashMap<u128, TokenId>,
     unbuilt_long: FxHashMap<Vec<u8>, TokenId>,
     /// Decoder: token bytes are `bytes[spans[id].0..spans[id].1]`; absent ids have start > end.
@@ -155,7 +157,7 @@ pub struct Encoder {
 impl std::fmt::Debug for Encoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Encoder")
-            .field("tokens", &self.whole.len())
+            .field("vocab_size", &self.vocab_size())
             .field("pairs", &self.pairs.len())
             .field("unbuilt", &(self.unbuilt.len() + self.unbuilt_long.len()))
             .field("specials", &self.specials.len())
@@ -190,7 +192,14 @@ impl Encoder {
         ignore_merges: bool,
     ) -> Result<Self, Error> {
         let merges = merges.map(build::Merges::Bytes);
-        build::encoder(&vocab, merges, specials, pattern, ignore_merges, true)
+        build::encoder(
+            &vocab,
+            merges,
+            specials,
+            pattern,
+            ignore_merges,
+            Purpose::Text,
+        )
     }
 
     /// [`Encoder::build`] of merges given as the ids of their left, right and join, each a
@@ -203,7 +212,14 @@ impl Encoder {
         ignore_merges: bool,
     ) -> Result<Self, Error> {
         let merges = Some(build::Merges::Ids(merges));
-        build::encoder(&vocab, merges, specials, pattern, ignore_merges, true)
+        build::encoder(
+            &vocab,
+            merges,
+            specials,
+            pattern,
+            ignore_merges,
+            Purpose::Text,
+        )
     }
 
     /// [`Encoder::new`] of a rank table (tiktoken's rule), reading `vocab` where it is, so
@@ -214,7 +230,7 @@ impl Encoder {
         specials: Vec<(Vec<u8>, TokenId)>,
         pattern: &str,
     ) -> Result<Self, Error> {
-        build::encoder(vocab, None, specials, pattern, false, true)
+        build::encoder(vocab, None, specials, pattern, false, Purpose::Text)
     }
 
     /// An encoder for [`Encoder::bpe_looked_up`] alone, without BPE from whole characters:
@@ -225,7 +241,7 @@ impl Encoder {
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
     ) -> Result<Self, Error> {
         let merges = merges.map(build::Merges::Bytes);
-        build::encoder(&vocab, merges, Vec::new(), "gpt2", false, false)
+        build::encoder(&vocab, merges, Vec::new(), "gpt2", false, Purpose::Pieces)
     }
 
     /// This encoder without BPE from whole characters (`on == false`), to compare the two
