@@ -293,10 +293,12 @@ impl Encoder {
         }
     }
 
-    /// [`Encoder::bpe`], with one look-up first: bytes that are a token BPE rebuilds from
-    /// them are that token (extending a tokenizer meets its words over and over: a look-up
-    /// costs a tenth of their BPE). Tokens BPE does not rebuild (rank tables and
-    /// `ignore_merges` give them to a pre-token equal to them) are left to BPE.
+    /// [`Encoder::bpe`], with one look-up first in an encoder built for pieces
+    /// (`for_pieces`; an encoder of text has no table of all tokens, and this is then
+    /// `bpe`): bytes that are a token BPE rebuilds from them are that token (extending a
+    /// tokenizer meets its words over and over: a look-up costs a tenth of their BPE).
+    /// Tokens BPE does not rebuild (rank tables and `ignore_merges` give them to a
+    /// pre-token equal to them) are left to BPE.
     pub fn bpe_looked_up(&self, pretoken: &[u8], out: &mut Vec<TokenId>) {
         let hit = match crate::pretoken_key::pack(pretoken) {
             Some(k) => self
