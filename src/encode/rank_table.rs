@@ -120,14 +120,20 @@ mod tests {
         // (tiktoken: "xyz" -> [256], "xyzw" -> the four bytes).
         let mut vocab: Vec<(TokenId, Vec<u8>)> = (0..256u32).map(|b| (b, vec![b as u8])).collect();
         vocab.push((256, b"xyz".to_vec()));
-        let enc = Encoder::new(vocab, None, vec![], r"\S+|\s+").unwrap();
+        let enc = Encoder::new(vocab.clone(), None, vec![], r"\S+|\s+").unwrap();
         assert_eq!(enc.encode_ordinary(b"xyz"), vec![256]);
         assert_eq!(enc.encode_ordinary(b"xyzw"), vec![120, 121, 122, 119]);
         assert!(enc.merges_from_ranks().is_empty());
-        // A look-up before BPE gives only tokens BPE rebuilds: not this one.
+        // An encoder of text keeps only the token BPE does not rebuild.
+        assert!(enc.whole.is_empty() && enc.whole_long.is_empty());
+        assert_eq!(enc.unbuilt.len(), 1);
+        // In an encoder of pieces, which holds every token, a look-up before BPE gives only
+        // tokens BPE rebuilds: not this one.
+        let pieces = Encoder::for_pieces(vocab, None).unwrap();
+        assert_eq!(pieces.whole.len(), 257);
         let (mut looked_up, mut bpe) = (Vec::new(), Vec::new());
-        enc.bpe_looked_up(b"xyz", &mut looked_up);
-        enc.bpe(b"xyz", &mut bpe);
+        pieces.bpe_looked_up(b"xyz", &mut looked_up);
+        pieces.bpe(b"xyz", &mut bpe);
         assert_eq!((looked_up, bpe), (vec![120, 121, 122], vec![120, 121, 122]));
     }
 
