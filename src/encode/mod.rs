@@ -49,7 +49,7 @@ use crate::safe_cut::CutRule;
 use crate::special::{Segment, SpecialMatcher};
 use crate::split::Splitter;
 use crate::{Error, TokenId};
-use build::Purpose;
+use build::Purpose::{Pieces, Text};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::convert::Infallible;
@@ -192,14 +192,7 @@ impl Encoder {
         ignore_merges: bool,
     ) -> Result<Self, Error> {
         let merges = merges.map(build::Merges::Bytes);
-        build::encoder(
-            &vocab,
-            merges,
-            specials,
-            pattern,
-            ignore_merges,
-            Purpose::Text,
-        )
+        build::encoder(&vocab, merges, specials, pattern, ignore_merges, Text)
     }
 
     /// [`Encoder::build`] of merges given as the ids of their left, right and join, each a
@@ -212,14 +205,7 @@ impl Encoder {
         ignore_merges: bool,
     ) -> Result<Self, Error> {
         let merges = Some(build::Merges::Ids(merges));
-        build::encoder(
-            &vocab,
-            merges,
-            specials,
-            pattern,
-            ignore_merges,
-            Purpose::Text,
-        )
+        build::encoder(&vocab, merges, specials, pattern, ignore_merges, Text)
     }
 
     /// [`Encoder::new`] of a rank table (tiktoken's rule), reading `vocab` where it is, so
@@ -230,7 +216,7 @@ impl Encoder {
         specials: Vec<(Vec<u8>, TokenId)>,
         pattern: &str,
     ) -> Result<Self, Error> {
-        build::encoder(vocab, None, specials, pattern, false, Purpose::Text)
+        build::encoder(vocab, None, specials, pattern, false, Text)
     }
 
     /// An encoder for [`Encoder::bpe_looked_up`] alone, without BPE from whole characters:
@@ -241,7 +227,7 @@ impl Encoder {
         merges: Option<&[(Vec<u8>, Vec<u8>)]>,
     ) -> Result<Self, Error> {
         let merges = merges.map(build::Merges::Bytes);
-        build::encoder(&vocab, merges, Vec::new(), "gpt2", false, Purpose::Pieces)
+        build::encoder(&vocab, merges, Vec::new(), "gpt2", false, Pieces)
     }
 
     /// This encoder without BPE from whole characters (`on == false`), to compare the two
