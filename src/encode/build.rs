@@ -32,7 +32,7 @@ pub(super) enum Merges<'a> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Purpose {
     /// Encoding text: the tables of BPE from whole characters, and no whole-token maps but
-    /// of the tokens BPE does not rebuild (see `Encoder::encode_missed_pretoken`).
+    /// of the tokens BPE does not rebuild (see `Encoder::encode_uncached`).
     Text,
     /// [`Encoder::bpe_looked_up`] of distinct pieces: the whole-token maps, without BPE from
     /// whole characters.
