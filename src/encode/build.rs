@@ -219,9 +219,9 @@ pub(super) fn encoder(
     Ok(enc)
 }
 
-/// The whole-token maps (`whole`, `whole_long`, `unbuilt`, `unbuilt_long`): every token,
-/// or with `built_only` (merges mode without `ignore_merges`) only those BPE rebuilds;
-/// `whole` and `whole_long` stay empty without `all`.
+/// The whole-token maps (`whole`, `whole_long`, `unbuilt`, `unbuilt_long`): with `pieces`,
+/// the tokens BPE rebuilds; and the tokens it does not that a pre-token equal to one still
+/// gets (rank mode and `ignore_merges`, not `built_only`).
 type WholeTokens = (
     FxHashMap<u128, TokenId>,
     FxHashMap<Vec<u8>, TokenId>,
@@ -234,37 +234,25 @@ fn whole_tokens(
     vocab: &[(TokenId, Vec<u8>)],
     valid: &[bool],
     built_only: bool,
-    all: bool,
+    pieces: bool,
 ) -> WholeTokens {
     let mut whole = FxHashMap::default();
-    if all {
+    if pieces {
         whole.reserve(vocab.len());
     }
     let mut whole_long = FxHashMap::default();
     let (mut unbuilt, mut unbuilt_long) = (FxHashMap::default(), FxHashMap::default());
     for ((id, t), &built) in vocab.iter().zip(valid) {
         // Merges mode: only tokens BPE rebuilds take the short-cut (see `encoder`).
-        if !built && built_only {
+        if !built && built_only || built && !pieces {
             continue;
         }
-        match short_key(t) {
-            Some(k) => {
-                if !built {
-                    unbuilt.insert(k, *id);
-                }
-                if all {
-                    whole.insert(k, *id);
-                }
-            }
-            None => {
-                if !built {
-                    unbuilt_long.insert(t.clone(), *id);
-                }
-                if all {
-                    whole_long.insert(t.clone(), *id);
-                }
-            }
-        }
+        match (short_key(t), built) {
+            (Some(k), true) => whole.insert(k, *id),
+            (Some(k), false) => unbuilt.insert(k, *id),
+            (None, true) => whole_long.insert(t.clone(), *id),
+            (None, false) => unbuilt_long.insert(t.clone(), *id),
+        };
     }
     (whole, whole_long, unbuilt, unbuilt_long)
 }

@@ -287,14 +287,8 @@ impl Encoder {
     /// pre-token equal to them) are left to BPE.
     pub fn bpe_looked_up(&self, pretoken: &[u8], out: &mut Vec<TokenId>) {
         let hit = match crate::pretoken_key::pack(pretoken) {
-            Some(k) => self
-                .whole
-                .get(&k)
-                .filter(|_| !self.unbuilt.contains_key(&k)),
-            None => self
-                .whole_long
-                .get(pretoken)
-                .filter(|_| !self.unbuilt_long.contains_key(pretoken)),
+            Some(k) => self.whole.get(&k),
+            None => self.whole_long.get(pretoken),
         };
         match hit {
             Some(&id) => out.push(id),

@@ -127,10 +127,10 @@ mod tests {
         // An encoder of text keeps only the token BPE does not rebuild.
         assert!(enc.whole.is_empty() && enc.whole_long.is_empty());
         assert_eq!(enc.unbuilt.len(), 1);
-        // In an encoder of pieces, which holds every token, a look-up before BPE gives only
-        // tokens BPE rebuilds: not this one.
+        // An encoder of pieces holds every token BPE rebuilds, the bytes, not this one: a
+        // look-up before BPE gives only those.
         let pieces = Encoder::for_pieces(vocab, None).unwrap();
-        assert_eq!(pieces.whole.len(), 257);
+        assert_eq!(pieces.whole.len(), 256);
         let (mut looked_up, mut bpe) = (Vec::new(), Vec::new());
         pieces.bpe_looked_up(b"xyz", &mut looked_up);
         pieces.bpe(b"xyz", &mut bpe);
