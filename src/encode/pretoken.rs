@@ -158,7 +158,7 @@ impl Encoder {
     /// the same as a look-up among all tokens first, as tiktoken's rule has it: BPE rebuilds
     /// every token but the `unbuilt` ones.
     #[inline(never)]
-    pub(super) fn encode_uncached(
+    fn encode_uncached(
         &self,
         pretoken: &[u8],
         key: Option<u128>,
