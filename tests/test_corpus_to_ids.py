@@ -11,7 +11,14 @@ import numpy
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from bytepair import CorpusError, SpecialTokenError, corpus_ids, documents, token_shards
+from bytepair import (
+    CorpusError,
+    DisallowedSpecialError,
+    SpecialTokenError,
+    corpus_ids,
+    documents,
+    token_shards,
+)
 from conftest import corpus_documents
 
 EOT = "<|endoftext|>"
@@ -243,3 +250,25 @@ def test_uint16_shards_when_the_vocab_fits(tmp_path, tiktoken_pair):
     ids = numpy.concatenate([numpy.load(tmp_path / "out" / s["file"]) for s in index["shards"]])
     assert ids.dtype == numpy.uint16
     assert ids.tolist() == _expected(enc, ["hello world", "again"], enc.eot_token)
+
+
+def test_shards_follow_the_special_token_policy(tmp_path, tiktoken_pair):
+    enc, tok = tiktoken_pair("gpt2")
+    _jsonl(tmp_path / "a.jsonl", [f"one{EOT}two"])
+    (tmp_path / "b.txt").write_text(f"three{EOT}")
+    src = [tmp_path / "a.jsonl", tmp_path / "b.txt"]
+
+    def ids(out, **policy):
+        index = token_shards.write(tok, src, tmp_path / out, 100, progress=False, **policy)
+        return numpy.concatenate([numpy.load(tmp_path / out / s["file"]) for s in index["shards"]])
+
+    texts = [f"one{EOT}two", f"three{EOT}"]
+    as_special = [i for t in texts for i in enc.encode(t, allowed_special="all")]
+    as_text = [i for t in texts for i in enc.encode(t, disallowed_special=())]
+    assert enc.eot_token in as_special and enc.eot_token not in as_text
+    assert ids("default").tolist() == as_special
+    assert ids("text", allowed_special=set(), disallowed_special=()).tolist() == as_text
+    with pytest.raises(DisallowedSpecialError, match="<\\|endoftext\\|>"):
+        ids("refused", allowed_special=set(), disallowed_special="all")
+    with pytest.raises(CorpusError, match="'allowed_special' differs"):
+        ids("default", allowed_special=set(), disallowed_special=())

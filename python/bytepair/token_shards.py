@@ -35,6 +35,7 @@ from bytepair.errors import CorpusError
 from bytepair.formats.atomic import write_files
 from bytepair.npy_file import NpyWriter, ids_dtype
 from bytepair.progress import Bar, shown
+from bytepair.special import SpecialSet
 
 INDEX = "index.json"
 PROGRESS = ".progress.json"
@@ -61,18 +62,24 @@ def write(
     document_separator: str | None = None,
     threads: int | None = None,
     progress: bool | None = None,
+    allowed_special: SpecialSet = "all",
+    disallowed_special: SpecialSet = (),
 ) -> dict:
     """Encodes ``corpus`` (files, directories, globs; text, ``.jsonl``, ``.parquet``) into
-    shards under ``out_dir`` and returns the index (``index.json``'s content)."""
+    shards under ``out_dir`` and returns the index (``index.json``'s content).
+    Special-token text is encoded as ``encode_file`` does: ``allowed_special`` and
+    ``disallowed_special`` as in ``Tokenizer.encode``, every special token allowed by
+    default."""
     import numpy
 
     if isinstance(shard_tokens, bool) or not isinstance(shard_tokens, int) or shard_tokens < 1:
         raise ValueError(f"shard_tokens must be a positive int, got {shard_tokens!r}")
     paths = documents.corpus_paths(corpus)
     separator = corpus_ids.separator_id(tok, document_separator)
+    policy = tok._policy(allowed_special, disallowed_special)
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
-    run = _run(tok, paths, shard_tokens, text_field, document_separator)
+    run = _run(tok, paths, shard_tokens, text_field, document_separator, policy)
     done = _finished(out_dir, run)
     if done is not None:
         return done
@@ -99,6 +106,7 @@ def write(
                     paths,
                     text_field=text_field,
                     separator=separator,
+                    policy=policy,
                     threads=threads or 0,
                     start=start,
                     on_progress=bar,
@@ -173,7 +181,7 @@ def _remove_leftovers(out_dir: str) -> None:
             os.unlink(os.path.join(out_dir, name))
 
 
-def _run(tok, paths, shard_tokens, text_field, separator) -> dict:
+def _run(tok, paths, shard_tokens, text_field, separator, policy) -> dict:
     """What makes two runs produce the same shards: the tokenizer, the corpus as it is on
     disk, and the settings."""
     digest = hashlib.sha256()
@@ -197,6 +205,8 @@ def _run(tok, paths, shard_tokens, text_field, separator) -> dict:
         "shard_tokens": shard_tokens,
         "text_field": text_field,
         "document_separator": separator,
+        "allowed_special": sorted(policy[0]),
+        "disallowed_special": sorted(policy[1]),
         "sources": sources,
     }
 
