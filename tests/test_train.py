@@ -428,6 +428,25 @@ def test_vocab_size_too_small_or_not_an_int(tmp_path, vocab_size, special_tokens
         bytepair.train_bpe(path, vocab_size, special_tokens, progress=False)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"superword_transition": 300}, {"base": "base"}],
+    ids=["plain", "superbpe", "base"],
+)
+def test_vocab_size_past_the_cores_id_limit_raises_before_training(tmp_path, options):
+    # The core takes ids below 2**26 (src/encode/build.rs); the merge list of a larger
+    # vocab_size is allocated up front, and its failure aborts the process.
+    path = tmp_path / "c.txt"
+    path.write_text("hello world")
+    if "base" in options:
+        options = {"base": bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])}
+    for vocab_size in (10**9, 2**26 + 1):
+        with pytest.raises(VocabSizeError, match=r"too large: .* at most 67,108,864"):
+            bytepair.train(["hello world"], vocab_size=vocab_size, progress=False, **options)
+    with pytest.raises(VocabSizeError, match="at most 67,108,864"):
+        bytepair.train_bpe(path, 10**12, progress=False)
+
+
 def test_vocab_size_of_exactly_the_bytes_and_specials_learns_nothing_silently():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

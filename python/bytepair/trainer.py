@@ -33,7 +33,7 @@ from bytepair.progress import Bar, wanted
 from bytepair.shards import Shard
 from bytepair.tokenizer import Tokenizer
 from bytepair.training_report import TrainingReport, peak_memory_mb
-from bytepair.vocab import build_vocab
+from bytepair.vocab import build_vocab, checked_vocab_size
 
 logger = logging.getLogger("bytepair")
 
@@ -101,6 +101,7 @@ def train(
     [(b'l', b'o'), (b'lo', b'w')]
     """
     start = time.perf_counter()
+    checked_vocab_size(vocab_size)  # every engine, base and stage: before any allocation
     special_tokens = special.checked_names(special_tokens)
     compat = compat_mode.checked(compat, max_token_length)
     if base is not None:
@@ -387,6 +388,7 @@ def _check_options(
     base: Tokenizer | None = None,
 ) -> None:
     """Raises for a bad option before any counting (a distributed run may count for hours)."""
+    checked_vocab_size(vocab_size)
     if base is None:
         _num_merges(vocab_size, special_tokens)
     else:
@@ -470,9 +472,7 @@ def _merges_from_counts(
 
 
 def _num_merges(vocab_size: int, special_tokens: list[str]) -> int:
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise VocabSizeError(f"vocab_size must be an int, got {vocab_size!r}")
-    num_merges = vocab_size - 256 - len(special_tokens)
+    num_merges = checked_vocab_size(vocab_size) - 256 - len(special_tokens)
     if num_merges < 0:
         raise VocabSizeError(
             f"vocab_size={vocab_size} is too small: it must hold the 256 single bytes and "

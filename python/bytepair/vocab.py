@@ -11,9 +11,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bytepair import _core
-from bytepair.errors import SpecialTokenError, VocabError
+from bytepair.errors import SpecialTokenError, VocabError, VocabSizeError
 
 Merge = tuple[bytes, bytes]
+
+#: The core refuses ids at or above this (``MAX_ID`` in src/encode/build.rs: the decoder's
+#: table is dense), so a vocab holds at most this many ids.
+MAX_VOCAB_SIZE = 1 << 26
+
+
+def checked_vocab_size(vocab_size: object) -> int:
+    """``vocab_size`` if it is an int the core can hold, else VocabSizeError: a larger one
+    would make training allocate for ids no encoder can take.
+
+    >>> checked_vocab_size(32_000)
+    32000
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise VocabSizeError(f"vocab_size must be an int, got {vocab_size!r}")
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise VocabSizeError(
+            f"vocab_size={vocab_size:,} is too large: token ids must be below "
+            f"{MAX_VOCAB_SIZE:,} (2**26), so give at most {MAX_VOCAB_SIZE:,}"
+        )
+    return vocab_size
 
 
 def build_vocab(merges: Sequence[Merge], special_tokens: Sequence[str] = ()) -> dict[int, bytes]:
