@@ -54,11 +54,55 @@ def test_encode_refuses_special_token_text_unless_told(en_tok):
     assert ok(run("decode", "-t", en_tok, input=as_text.stdout)).encode() == text
 
 
+def test_every_output_follows_the_special_flags(tmp_path, en_tok):
+    """stdout, a text file and a .npy array: special-token text is an error without a
+    flag, the special token with --allow-special, plain text with --special-as-text."""
+    import json
+
+    import numpy
+
+    tok = bytepair.Tokenizer.load(en_tok)
+    text = "one<|endoftext|>two"
+    src = tmp_path / "in.txt"
+    src.write_text(text)
+    want = {
+        "--allow-special": tok.encode(text, allowed_special="all"),
+        "--special-as-text": tok.encode(text, disallowed_special=()),
+    }
+    assert want["--allow-special"].count(319) == 1 and 319 not in want["--special-as-text"]
+
+    def stdout(proc, _):
+        return [int(x) for x in ok(proc).split()]
+
+    def text_file(proc, out):
+        ok(proc)
+        return [int(x) for x in out.read_text().split()]
+
+    def npy(proc, out):
+        ok(proc)
+        return numpy.load(out).tolist()
+
+    outputs = [
+        (stdout, [], None),
+        (text_file, ["-o"], "ids.txt"),
+        (npy, ["-o"], "ids.npy"),
+    ]
+    for read, args, name in outputs:
+        base = ["encode", "-t", en_tok, src, *args]
+        target = [tmp_path / f"none-{name}"] if name else []
+        assert_usage_error(run(*base, *target), "<|endoftext|>", "--allow-special")
+        for flag, ids in want.items():
+            out = tmp_path / f"{flag[2:]}-{name}" if name else None
+            got = read(run(*base, *([out] if out else []), flag), out)
+            assert got == ids, (read.__name__, flag)
+
+
 def test_encode_to_npy_uses_encode_file(tmp_path, en_tok, en_corpus):
     import numpy
 
     out = tmp_path / "ids.npy"
-    ok(run("encode", "-t", en_tok, en_corpus, "-o", out, "-q"))
+    # The corpus separates its documents with <|endoftext|>.
+    ok(run("encode", "-t", en_tok, en_corpus, "-o", out, "-q", "--allow-special"))
     ids = numpy.load(out)
     assert ids.dtype == numpy.uint16  # 320 tokens fit
     assert bytepair.Tokenizer.load(en_tok).decode_bytes(ids.tolist()) == en_corpus.read_bytes()

@@ -89,9 +89,14 @@ def parents() -> Parents:
     specials = Parser(add_help=False)
     group = specials.add_mutually_exclusive_group()
     group.add_argument(
-        "--allow-special", action="store_true", help="encode special-token text as special tokens"
+        "--allow-special",
+        action="store_true",
+        help="encode special-token text in the input as special tokens (without this or "
+        "--special-as-text, such text is an error, for every output)",
     )
     group.add_argument(
-        "--special-as-text", action="store_true", help="encode special-token text as ordinary text"
+        "--special-as-text",
+        action="store_true",
+        help="encode special-token text in the input as ordinary text",
     )
     return Parents(common, tokenizer, specials)

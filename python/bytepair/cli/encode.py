@@ -57,7 +57,8 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
     p.add_argument(
         "--document-separator",
         metavar="TOKEN",
-        help="a special token to put after each document's ids (a text file is one document)",
+        help="a special token to put after each document's ids (a text file is one "
+        "document); added whatever --allow-special / --special-as-text say of the input",
     )
     p.set_defaults(run=run_encode)
 
@@ -72,6 +73,16 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
 
 
 def run_encode(args) -> int:
+    try:
+        return _encode(args)
+    except DisallowedSpecialError as e:
+        raise UsageError(
+            f"the input contains the special token {e.token!r}: pass --allow-special to "
+            f"encode it as a special token, or --special-as-text to encode it as text"
+        ) from None
+
+
+def _encode(args) -> int:
     inputs = [] if args.input in ([], ["-"]) else args.input
     if args.shard_tokens is not None:
         if not args.output or not inputs:
@@ -103,6 +114,7 @@ def run_encode(args) -> int:
         n = tok.encode_file(
             inputs[0],
             args.output,
+            **special_policy(args),
             progress=show_progress(args),
             text_field=args.text_field,
             document_separator=args.document_separator,
@@ -133,13 +145,7 @@ def run_encode(args) -> int:
                 sep = b" "
             yield b"\n"
 
-        try:
-            write_output(args.output, lines())
-        except DisallowedSpecialError as e:
-            raise UsageError(
-                f"the input contains the special token {e.token!r}: pass --allow-special to "
-                f"encode it as a special token, or --special-as-text to encode it as text"
-            ) from None
+        write_output(args.output, lines())
     return 0
 
 

@@ -96,12 +96,14 @@ def check_output(path: str | None) -> None:
 
 
 def special_policy(args) -> dict:
-    """encode()'s keyword arguments for --allow-special / --special-as-text."""
+    """The keyword arguments of encode(), encode_file() and token_shards.write() for
+    --allow-special / --special-as-text; without either, special-token text in the input is
+    an error (spelled out: encode_file's own default allows it)."""
     if args.allow_special:
-        return {"allowed_special": "all"}
+        return {"allowed_special": "all", "disallowed_special": ()}
     if args.special_as_text:
-        return {"disallowed_special": ()}
-    return {}
+        return {"allowed_special": frozenset(), "disallowed_special": ()}
+    return {"allowed_special": frozenset(), "disallowed_special": "all"}
 
 
 def plural(n: int, word: str) -> str:
