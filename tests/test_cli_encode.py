@@ -57,7 +57,6 @@ def test_encode_refuses_special_token_text_unless_told(en_tok):
 def test_every_output_follows_the_special_flags(tmp_path, en_tok):
     """stdout, a text file and a .npy array: special-token text is an error without a
     flag, the special token with --allow-special, plain text with --special-as-text."""
-    import json
 
     import numpy
 
