@@ -164,6 +164,18 @@ def test_duplicate_special_tokens_are_refused(specials):
         bytepair.Tokenizer(vocab, [], special_tokens=specials)
 
 
+def test_two_special_tokens_with_one_id_are_refused_naming_both(tmp_path):
+    # One id decodes to one text, so the second token would be lost on decoding and in a
+    # saved file.
+    vocab = {i: bytes([i]) for i in range(256)}
+    for specials in ({"<a>": 300, "<b>": 300}, {"<a>": 300, "<c>": 301, "<b>": 300}):
+        with pytest.raises(SpecialTokenError, match="'<a>' and '<b>' both have id 300"):
+            Tokenizer(vocab, [], special_tokens=specials)
+    # A special token may still share its id with the vocab's token of the same bytes.
+    t = Tokenizer(vocab | {256: b"<a>"}, [], special_tokens={"<a>": 256, "<b>": 257})
+    assert t.decode([256, 257]) == "<a><b>"
+
+
 def _bytes_with_specials(specials: dict[str, int]) -> tuple[Tokenizer, tiktoken.Encoding]:
     """A byte-only tokenizer with these special tokens, and tiktoken's on the same ranks."""
     tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=specials)

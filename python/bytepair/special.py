@@ -55,6 +55,7 @@ def with_ids(
         special_tokens = {token: None for token in checked_names(special_tokens)}
     ranks = None  # bytes -> id, made only for a token without an id (a dict has them all)
     out: dict[str, int] = {}
+    owners: dict[int, str] = {}  # one token an id: decoding could not tell two apart
     next_id = max(vocab) + 1
     for token, i in special_tokens.items():
         _check_name(token, out)
@@ -70,6 +71,12 @@ def with_ids(
             raise SpecialTokenError(
                 f"special token {token!r} has id {i}, which the vocab gives to {vocab[i]!r}"
             )
+        if i in owners:
+            raise SpecialTokenError(
+                f"special tokens {owners[i]!r} and {token!r} both have id {i}; give each "
+                "special token its own id"
+            )
+        owners[i] = token
         out[token] = i
     return out
 
