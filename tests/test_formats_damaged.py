@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import tempfile
+import warnings
 from pathlib import Path
 
 import bytepair
@@ -28,7 +29,9 @@ def saved(tmp_path_factory, tok) -> dict[str, Path]:
     """The same tokenizer in every format."""
     d = tmp_path_factory.mktemp("saved")
     tok.save(d / "tokenizer.json")
-    tok.save(d / "bytepair.tiktoken", format="tiktoken")
+    with warnings.catch_warnings():  # that it stores no special tokens: _load gives them
+        warnings.simplefilter("ignore")
+        tok.save(d / "bytepair.tiktoken", format="tiktoken")
     tok.save(d / "gpt2", format="gpt2")
     return {
         "tokenizer.json": d / "tokenizer.json",
@@ -39,9 +42,9 @@ def saved(tmp_path_factory, tok) -> dict[str, Path]:
 
 
 def _load(path: Path, tok):
-    """Loads what `path` belongs to, giving .tiktoken its special tokens back."""
+    """Loads what `path` belongs to, giving .tiktoken its special tokens and pattern back."""
     if path.suffix == ".tiktoken":
-        return bytepair.Tokenizer.load(path, special_tokens=tok.special_tokens)
+        return bytepair.Tokenizer.load(path, special_tokens=tok.special_tokens, pattern=tok.pattern)
     return bytepair.Tokenizer.load(path.parent if path.parent.name == "gpt2" else path)
 
 
@@ -101,7 +104,9 @@ def saved_files(trained) -> dict[str, bytes]:
     tok = trained["gpt2"]
     with tempfile.TemporaryDirectory() as d:
         tok.save(Path(d) / "tokenizer.json")
-        tok.save(Path(d) / "t.tiktoken", format="tiktoken")
+        with warnings.catch_warnings():  # that it stores no special tokens: given on load
+            warnings.simplefilter("ignore")
+            tok.save(Path(d) / "t.tiktoken", format="tiktoken")
         tok.save(Path(d) / "gpt2", format="gpt2")
         return {
             name: (Path(d) / name).read_bytes()
@@ -130,7 +135,10 @@ def test_fuzz_damaged_tokenizer_file_is_a_format_error_or_loads(
         target = Path(d) / name
         try:
             if name.endswith(".tiktoken"):
-                tok = bytepair.Tokenizer.load(target, special_tokens=trained["gpt2"].special_tokens)
+                given = trained["gpt2"]
+                tok = bytepair.Tokenizer.load(
+                    target, special_tokens=given.special_tokens, pattern=given.pattern
+                )
             else:
                 tok = bytepair.Tokenizer.load(target.parent if "gpt2" in name else target)
         except FormatError as e:
@@ -138,3 +146,37 @@ def test_fuzz_damaged_tokenizer_file_is_a_format_error_or_loads(
             return
     text = "Hello, wörld! 12345 中文"
     assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+# -- ids past the core's range -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("big", [2**26, 2**32, 2**40, 2**64])
+def test_a_file_id_past_2_to_the_26_is_a_format_error_naming_the_file_and_the_limit(
+    saved, tok, tmp_path, big
+):
+    # The core numbers tokens below 2**26 (src/encode/build.rs); past 2**32 its u32
+    # conversion overflowed before any check.
+    import json
+
+    last = tok.vocab_size - 2  # a merged token, not the special token
+    hf = json.loads(saved["tokenizer.json"].read_text())
+    key = next(k for k, i in hf["model"]["vocab"].items() if i == last)
+    hf["model"]["vocab"][key] = big
+    (tmp_path / "hf").mkdir()
+    (tmp_path / "hf" / "tokenizer.json").write_text(json.dumps(hf))
+    vocab = json.loads(saved["vocab.json"].read_text())
+    vocab[key] = big
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab))
+    calls = [
+        ("tokenizer.json", lambda: bytepair.Tokenizer.load(tmp_path / "hf" / "tokenizer.json")),
+        (
+            "vocab.json",
+            lambda: bytepair.Tokenizer.from_files(tmp_path / "vocab.json", saved["merges.txt"]),
+        ),
+    ]
+    for name, call in calls:
+        with pytest.raises(FormatError) as e:
+            call()
+        message = str(e.value)
+        assert name in message and str(big) in message and "below 67,108,864" in message

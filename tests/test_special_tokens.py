@@ -176,6 +176,23 @@ def test_two_special_tokens_with_one_id_are_refused_naming_both(tmp_path):
     assert t.decode([256, 257]) == "<a><b>"
 
 
+@pytest.mark.parametrize("bad", [-1, 2**26, 2**32, 2**64, "300", 300.0, None, True])
+def test_a_special_token_id_that_is_no_int_the_core_takes_is_refused_everywhere(tmp_path, bad):
+    # The same check for the constructor and for a load's special_tokens argument (which a
+    # rank file's reader hands to the core before its own checks).
+    vocab = {i: bytes([i]) for i in range(256)}
+    Tokenizer(vocab, []).save(tmp_path / "t.tiktoken")
+    calls = [
+        lambda: Tokenizer(vocab, [], special_tokens={"<a>": bad}),
+        lambda: Tokenizer.load(tmp_path / "t.tiktoken", special_tokens={"<a>": bad}),
+    ]
+    for call in calls:
+        with pytest.raises(SpecialTokenError, match=r"'<a>' has id .*expected an int >= 0"):
+            call()
+    with pytest.raises(SpecialTokenError, match="both have id 300"):
+        Tokenizer.load(tmp_path / "t.tiktoken", special_tokens={"<a>": 300, "<b>": 300})
+
+
 def _bytes_with_specials(specials: dict[str, int]) -> tuple[Tokenizer, tiktoken.Encoding]:
     """A byte-only tokenizer with these special tokens, and tiktoken's on the same ranks."""
     tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=specials)

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Literal
 
 from bytepair.errors import SpecialTokenError
+from bytepair.vocab import MAX_VOCAB_SIZE
 
 SpecialSet = Literal["all"] | Collection[str]
 
@@ -44,32 +45,27 @@ def _check_name(token: object, seen: Collection[str]) -> None:
         raise SpecialTokenError(f"special token {token!r} is given twice; give it once")
 
 
-def with_ids(
-    special_tokens: Sequence[str] | Mapping[str, int] | None, vocab: Mapping[int, bytes]
-) -> dict[str, int]:
-    """Each special token's id: a dict's own (checked against ``vocab``), or for a list
-    the id its bytes already have in ``vocab``, else the next free id."""
+def checked(special_tokens: Sequence[str] | Mapping[str, int] | None) -> dict[str, int | None]:
+    """The special tokens as a dict of token to id (None for the tokens of a list, which
+    ``with_ids`` numbers), checked as far as they can be without a vocab: SpecialTokenError
+    for what ``checked_names`` refuses, an id that is no int the core takes, or one id
+    given to two tokens.
+
+    >>> checked(["<s>"]), checked({"<s>": 5})
+    ({'<s>': None}, {'<s>': 5})
+    """
     if special_tokens is None:
         return {}
     if not isinstance(special_tokens, Mapping):
-        special_tokens = {token: None for token in checked_names(special_tokens)}
-    ranks = None  # bytes -> id, made only for a token without an id (a dict has them all)
-    out: dict[str, int] = {}
+        return {token: None for token in checked_names(special_tokens)}
+    out: dict[str, int | None] = {}
     owners: dict[int, str] = {}  # one token an id: decoding could not tell two apart
-    next_id = max(vocab) + 1
     for token, i in special_tokens.items():
         _check_name(token, out)
-        if i is None:
-            if ranks is None:
-                ranks = {b: i for i, b in vocab.items()}
-            i = ranks.get(token.encode("utf-8"))
-            if i is None:
-                i, next_id = next_id, next_id + 1
-        elif isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise SpecialTokenError(f"special token {token!r} has id {i!r}; expected an int >= 0")
-        elif i in vocab and vocab[i] != token.encode("utf-8"):
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < MAX_VOCAB_SIZE:
             raise SpecialTokenError(
-                f"special token {token!r} has id {i}, which the vocab gives to {vocab[i]!r}"
+                f"special token {token!r} has id {i!r}; expected an int >= 0 and below "
+                f"{MAX_VOCAB_SIZE:,} (2**26)"
             )
         if i in owners:
             raise SpecialTokenError(
@@ -77,6 +73,29 @@ def with_ids(
                 "special token its own id"
             )
         owners[i] = token
+        out[token] = i
+    return out
+
+
+def with_ids(
+    special_tokens: Sequence[str] | Mapping[str, int] | None, vocab: Mapping[int, bytes]
+) -> dict[str, int]:
+    """Each special token's id (``checked``): a dict's own (checked against ``vocab``), or
+    for a list the id its bytes already have in ``vocab``, else the next free id."""
+    ranks = None  # bytes -> id, made only for a token without an id (a dict has them all)
+    out: dict[str, int] = {}
+    next_id = max(vocab) + 1
+    for token, i in checked(special_tokens).items():
+        if i is None:
+            if ranks is None:
+                ranks = {b: i for i, b in vocab.items()}
+            i = ranks.get(token.encode("utf-8"))
+            if i is None:
+                i, next_id = next_id, next_id + 1
+        elif i in vocab and vocab[i] != token.encode("utf-8"):
+            raise SpecialTokenError(
+                f"special token {token!r} has id {i}, which the vocab gives to {vocab[i]!r}"
+            )
         out[token] = i
     return out
 

@@ -31,7 +31,7 @@ from bytepair.formats.atomic import write_files
 from bytepair.formats.gpt2 import to_bytes, to_text
 from bytepair.formats.jsonfile import read_tokenizer_json
 from bytepair.formats.tokenizer_data import TokenizerData
-from bytepair.vocab import merge_not_in_vocab
+from bytepair.vocab import MAX_VOCAB_SIZE, merge_not_in_vocab
 
 # Oniguruma, HF's regex engine, reads `X{1,3}+` as `(?:X{1,3})+`, not as a possessive
 # interval (that is Java syntax only): cl100k's `\p{N}{1,3}+` split "1894" as one piece
@@ -584,7 +584,10 @@ def _tables(model: Mapping, mwhere: str) -> _core.ModelTables:
         kind, text, value = error
         where = f"{mwhere}.vocab"
         if kind == "id":
-            raise FormatError(f"{where}: key {text!r} has id {value!r}; expected an integer >= 0")
+            raise FormatError(
+                f"{where}: key {text!r} has id {value!r}; expected an integer >= 0 and below "
+                f"{MAX_VOCAB_SIZE:,} (2**26)"
+            )
         raise FormatError(f"{where}: key {text!r} reuses id {value}; ids must be unique")
     return tables
 
