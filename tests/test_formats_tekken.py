@@ -133,6 +133,19 @@ TEKKEN_MALFORMED = [
         "default_num_special_tokens: 1, fewer than the 2",
     ),
     ("vocab size", _edit(["config", "default_vocab_size"], 9999), "default_vocab_size: 9999"),
+    (
+        "a billion specials",
+        _edit(["config", "default_num_special_tokens"], 10**9),
+        "default_vocab_size: 260 leaves -999999740 regular tokens after "
+        "default_num_special_tokens=1000000000",
+    ),
+    (
+        "ids past 2**26",
+        lambda d: _edit(["config", "default_vocab_size"], 10**9 + 256)(
+            _edit(["config", "default_num_special_tokens"], 10**9)(d)
+        ),
+        r"default_vocab_size: 1000000256; ids must be below 67,108,864",
+    ),
     ("special rank", _edit(["special_tokens", 1, "rank"], 5), r"special_tokens\[1\].rank: 5"),
     (
         "special twice",

@@ -24,6 +24,7 @@ from bytepair import patterns
 from bytepair.errors import FormatError
 from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
+from bytepair.vocab import MAX_VOCAB_SIZE
 
 #: mistral-common's control tokens for files without a ``special_tokens`` list (<= v7).
 DEPRECATED_SPECIAL_TOKENS = (
@@ -109,15 +110,22 @@ def read_data(doc: Mapping, name: str):
             f"{cwhere}.default_num_special_tokens: {num_special}, fewer than the "
             f"{len(names)} control tokens listed"
         )
-    names += [FILLER.format(id=i) for i in range(len(names), num_special)]
-    if len(set(names)) != num_special:
-        raise FormatError(f"{name}: special_tokens: a control token repeats a filler's name")
+    # Both sizes checked before the fillers are made: a damaged count would make millions.
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise FormatError(
+            f"{cwhere}.default_vocab_size: {vocab_size}; ids must be below {MAX_VOCAB_SIZE:,} "
+            "(2**26)"
+        )
     inner = vocab_size - num_special
     if not 256 <= inner <= len(entries):
         raise FormatError(
-            f"{cwhere}.default_vocab_size: {vocab_size} leaves {inner} regular tokens; expected "
-            f"256 to {len(entries)} (the vocab's length)"
+            f"{cwhere}.default_vocab_size: {vocab_size} leaves {inner} regular tokens after "
+            f"default_num_special_tokens={num_special}; expected 256 to {len(entries)} (the "
+            "vocab's length)"
         )
+    names += [FILLER.format(id=i) for i in range(len(names), num_special)]
+    if len(set(names)) != num_special:
+        raise FormatError(f"{name}: special_tokens: a control token repeats a filler's name")
     vocab: dict[int, bytes] = {}
     for rank, entry in enumerate(entries[:inner]):
         where = f"{name}: vocab[{rank}]"
