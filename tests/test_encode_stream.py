@@ -239,5 +239,6 @@ def test_encode_file_empty_and_errors(tmp_path):
     assert np.load(out).shape == (0,)
     with pytest.raises(CorpusError, match=r"missing\.txt"):
         tok.encode_file(tmp_path / "missing.txt", out)
-    with pytest.raises(CorpusError, match="no-such-dir"):
+    with pytest.raises(FileNotFoundError, match=r"folder does not exist: .*no-such-dir/ids"):
         tok.encode_file(src, tmp_path / "no-such-dir" / "ids.npy")
+    assert sorted(os.listdir(tmp_path)) == ["empty.txt", "ids.npy"]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from bytepair import documents, flat_batch
 from bytepair.errors import SpecialTokenError
+from bytepair.formats import atomic
 
 #: Ids per slice read back from a plain-text file's array: 64 MB of uint32.
 TEXT_SLICE = 16 << 20
@@ -75,12 +76,14 @@ def stream(
     threads: int = 0,
     start: Position = Position(),
     on_progress: Callable[[int], object] | None = None,
-    scratch_dir: str | None = None,
+    scratch_for: str | None = None,
 ) -> Iterator[Piece]:
     """The ids of ``paths`` from ``start`` on. ``policy`` is the (allowed, disallowed)
     special tokens, default all allowed (training data); ``on_progress(bytes done)``
-    follows the files' sizes on disk; a plain-text file's ids are staged in
-    ``scratch_dir`` (default: beside the file)."""
+    follows the files' sizes on disk; a plain-text file's ids are staged in a temporary
+    file of ``scratch_for`` (the output; default: the text file), named as
+    ``formats.atomic`` names them, so that the next write there removes what a killed
+    run left."""
     if policy is None:
         policy = tok._policy("all", ())
     weights = [os.path.getsize(p) for p in paths]
@@ -89,7 +92,7 @@ def stream(
     for index in range(start.file, len(paths)):
         path = paths[index]
         if documents.kind(path) == "text":
-            pieces = _text_file(tok, path, first, separator, policy, threads, scratch_dir)
+            pieces = _text_file(tok, path, first, separator, policy, threads, scratch_for)
         else:
             pieces = _document_file(tok, path, first, text_field, separator, policy, threads)
         extent = max(documents.size(path), 1)
@@ -122,12 +125,11 @@ def _document_file(tok, path, first, text_field, separator, policy, threads):
         yield Piece(ids, ends, positions), chunk.end
 
 
-def _text_file(tok, path, first, separator, policy, threads, scratch_dir):
+def _text_file(tok, path, first, separator, policy, threads, scratch_for):
     import numpy
 
     allowed, disallowed = policy
-    directory = scratch_dir or os.path.dirname(os.path.abspath(path))
-    scratch = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.ids.npy")
+    scratch = atomic.temp_path(scratch_for or path)
     try:
         tok.encode_file(
             path,
@@ -175,7 +177,6 @@ def write_npy(
 
     total = sum(os.path.getsize(p) for p in paths)
     show = shown(progress)
-    scratch = os.path.dirname(os.path.abspath(out_path))
     with Bar("encoding", total=total, unit="B", enabled=show) as bar:
         with NpyWriter(out_path, ids_dtype(tok.vocab_size)) as out:
             for piece in stream(
@@ -186,7 +187,7 @@ def write_npy(
                 policy=policy,
                 threads=threads,
                 on_progress=bar,
-                scratch_dir=scratch,
+                scratch_for=out_path,
             ):
                 out.write(piece.ids)
     return out.count

@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from bytepair import corpus_ids, documents
 from bytepair.corpus_ids import Position
 from bytepair.errors import CorpusError
+from bytepair.formats import atomic
 from bytepair.formats.atomic import write_files
 from bytepair.npy_file import NpyWriter, ids_dtype
 from bytepair.progress import Bar, shown
@@ -79,6 +80,7 @@ def write(
     policy = tok._policy(allowed_special, disallowed_special)
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
+    atomic.remove_stale_temps(out_dir)  # what a killed run left: a shard, staged ids
     run = _run(tok, paths, shard_tokens, text_field, document_separator, policy)
     done = _finished(out_dir, run)
     if done is not None:
@@ -90,8 +92,6 @@ def write(
     start = Position(**state["next"]) if state else Position()
     starts_path = os.path.join(out_dir, _STARTS)
     recorded = state["documents"] if state else 0
-    if state:
-        _remove_leftovers(out_dir)
     with open(starts_path, "r+b" if state else "wb") as starts_file:
         starts_file.truncate(recorded * 8)
         starts_file.seek(0, os.SEEK_END)
@@ -110,7 +110,7 @@ def write(
                     threads=threads or 0,
                     start=start,
                     on_progress=bar,
-                    scratch_dir=out_dir,
+                    scratch_for=os.path.join(out_dir, DOCUMENTS),
                 ):
                     ids = piece.ids
                     doc_starts = [0, *piece.ends[:-1]]
@@ -172,13 +172,6 @@ def _position_of(piece: corpus_ids.Piece, at: int) -> Position:
     begin = piece.ends[j - 1] if j else 0
     p = piece.positions[j]
     return Position(p.file, p.start, p.document, (p.skip if j == 0 else 0) + at - begin)
-
-
-def _remove_leftovers(out_dir: str) -> None:
-    """The temporaries a killed run leaves: a shard being written, a file's staged ids."""
-    for name in os.listdir(out_dir):
-        if name.startswith(".") and (name.endswith(".tmp") or name.endswith(".ids.npy")):
-            os.unlink(os.path.join(out_dir, name))
 
 
 def _run(tok, paths, shard_tokens, text_field, separator, policy) -> dict:

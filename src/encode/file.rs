@@ -41,14 +41,18 @@ struct ChunkBuffers {
 /// What a worker sends back: the chunk's number, how its encoding went, its buffers.
 type Finished = (usize, std::thread::Result<Result<(), Error>>, ChunkBuffers);
 
-/// Encodes a file into a NumPy `.npy` array of ids (uint16 when the vocab fits, else uint32),
-/// written atomically. `progress(done_bytes, total_bytes)` ([`crate::Progress`]) is called
-/// after every chunk written; `false` stops the work with [`Error::Interrupted`]. Returns the
-/// number of tokens.
+/// Encodes a file into a NumPy `.npy` array of ids (uint16 when the vocab fits, else uint32)
+/// written into `out` from its start and synced to disk; errors writing it name `out_name`.
+/// `out` is meant to be a temporary file that the caller renames over its destination once
+/// this returns, and removes if it fails: the Python side's `bytepair.formats.atomic` names
+/// the temporary file, which a process killed mid-write leaves for the next write to remove.
+/// `progress(done_bytes, total_bytes)` ([`crate::Progress`]) is called after every chunk
+/// written; `false` stops the work with [`Error::Interrupted`]. Returns the number of tokens.
 pub fn encode_file(
     enc: &Encoder,
     path: &Path,
-    out_path: &Path,
+    mut out: std::fs::File,
+    out_name: &Path,
     policy: &SpecialPolicy,
     threads: usize,
     progress: &mut Progress,
@@ -79,139 +83,121 @@ pub fn encode_file(
     }
     let wide = enc.vocab_size() > 1 << 16;
 
-    let dir = out_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = out_path
-        .file_name()
-        .map_or("out.npy".into(), |n| n.to_string_lossy());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let f = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
-        let mut w = WriteBehind::new(f).map_err(|e| io(&tmp, e))?;
-        w.write_all(&npy_header(wide, 0)).map_err(|e| io(&tmp, e))?;
-        let pool = pool(threads)?;
-        let window = pool.current_num_threads() * IN_FLIGHT_PER_THREAD;
-        let mut count = 0u64;
-        // Writes the bytes of `ids` ids.
-        let mut write = |ids: usize, bytes: &[u8]| -> Result<(), Error> {
-            count += ids as u64;
-            w.write_all(bytes).map_err(|e| io(&tmp, e))
-        };
-        // Drop the pages before `done`, so resident memory stays flat on huge files.
-        let release = |done: usize| {
-            if let Some(m) = &map {
-                let done = done / PAGE * PAGE;
-                if done > 0 {
-                    // SAFETY: a read-only file mapping: dropped pages are re-read from the
-                    // file if touched again.
-                    let _ = unsafe {
-                        m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, done)
-                    };
-                }
+    out.set_len(0).map_err(|e| io(out_name, e))?;
+    out.seek(SeekFrom::Start(0)).map_err(|e| io(out_name, e))?;
+    let mut w = WriteBehind::new(out).map_err(|e| io(out_name, e))?;
+    w.write_all(&npy_header(wide, 0))
+        .map_err(|e| io(out_name, e))?;
+    let pool = pool(threads)?;
+    let window = pool.current_num_threads() * IN_FLIGHT_PER_THREAD;
+    let mut count = 0u64;
+    // Writes the bytes of `ids` ids.
+    let mut write = |ids: usize, bytes: &[u8]| -> Result<(), Error> {
+        count += ids as u64;
+        w.write_all(bytes).map_err(|e| io(out_name, e))
+    };
+    // Drop the pages before `done`, so resident memory stays flat on huge files.
+    let release = |done: usize| {
+        if let Some(m) = &map {
+            let done = done / PAGE * PAGE;
+            if done > 0 {
+                // SAFETY: a read-only file mapping: dropped pages are re-read from the
+                // file if touched again.
+                let _ = unsafe {
+                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, done)
+                };
             }
-        };
-        let (tx, rx) = std::sync::mpsc::channel::<Finished>();
-        let mut free: Vec<ChunkBuffers> = (0..window).map(|_| ChunkBuffers::default()).collect();
-        // The chunks in flight, from the next to write: their ends, and their buffers once
-        // encoded.
-        let mut flight: std::collections::VecDeque<(usize, Option<Finished>)> = Default::default();
-        let (mut pos, mut submitted, mut written) = (0usize, 0usize, 0usize);
-        let mut failed: Option<Error> = None;
-        let mut long: Option<std::ops::Range<usize>> = None;
-        pool.in_place_scope(|scope| -> Result<(), Error> {
-            loop {
-                // Keep every buffer at work, up to a chunk too long to hold (done here, on
-                // this thread, once the chunks before it are written).
-                while failed.is_none() && long.is_none() && pos < text.len() && !free.is_empty() {
-                    let end = next_cut(enc, text, pos + FILE_CHUNK);
-                    if end - pos > LONG_CHUNK {
-                        long = Some(pos..end);
-                        break;
-                    }
-                    let (chunk, mut buffers) = (&text[pos..end], free.pop().expect("not empty"));
-                    let (tx, at) = (tx.clone(), submitted);
-                    scope.spawn(move |_| {
-                        let went = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            encode_chunk(enc, chunk, policy, wide, &mut buffers)
-                        }));
-                        // The receiver waits for every chunk it sent out.
-                        let _ = tx.send((at, went, buffers));
-                    });
-                    flight.push_back((end, None));
-                    (pos, submitted) = (end, submitted + 1);
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel::<Finished>();
+    let mut free: Vec<ChunkBuffers> = (0..window).map(|_| ChunkBuffers::default()).collect();
+    // The chunks in flight, from the next to write: their ends, and their buffers once
+    // encoded.
+    let mut flight: std::collections::VecDeque<(usize, Option<Finished>)> = Default::default();
+    let (mut pos, mut submitted, mut written) = (0usize, 0usize, 0usize);
+    let mut failed: Option<Error> = None;
+    let mut long: Option<std::ops::Range<usize>> = None;
+    pool.in_place_scope(|scope| -> Result<(), Error> {
+        loop {
+            // Keep every buffer at work, up to a chunk too long to hold (done here, on
+            // this thread, once the chunks before it are written).
+            while failed.is_none() && long.is_none() && pos < text.len() && !free.is_empty() {
+                let end = next_cut(enc, text, pos + FILE_CHUNK);
+                if end - pos > LONG_CHUNK {
+                    long = Some(pos..end);
+                    break;
                 }
-                if written == submitted {
-                    let Some(range) = long.take().filter(|_| failed.is_none()) else {
-                        return Ok(());
-                    };
-                    // A long chunk (no safe cut, as with a custom pattern) on this thread, in
-                    // chunks: its ids are written and Ctrl-C is seen every FILE_CHUNK bytes.
-                    let start = range.start;
-                    let chunk = &text[range.clone()];
-                    let utf8 = check_in_chunks(enc, chunk, policy, FILE_CHUNK, &mut |done| {
-                        release(start + done);
-                        progress(start as u64, text.len() as u64)
-                    })?;
-                    let mut bytes = Vec::new();
-                    enc.encode_in_chunks(chunk, utf8, policy, FILE_CHUNK, &mut |ids, done| {
-                        write(ids.len(), array_bytes(ids, wide, &mut bytes))?;
-                        ids.clear();
-                        release(start + done);
-                        progress((start + done) as u64, text.len() as u64)
-                    })?;
-                    pos = range.end;
-                    release(pos);
-                    progress(pos as u64, text.len() as u64)?;
-                    continue;
-                }
-                let done = rx.recv().expect("each chunk sent out is sent back");
-                let at = done.0 - written;
-                flight[at].1 = Some(done);
-                // Write the chunks that are next in order; after a failure, only take their
-                // buffers back, so that every chunk in flight is waited for.
-                while let Some((_, Some(_))) = flight.front() {
-                    let (end, finished) = flight.pop_front().expect("a front");
-                    let (_, went, buffers) = finished.expect("finished");
-                    written += 1;
-                    if failed.is_none() {
-                        let went = match went {
-                            Ok(went) => went,
-                            Err(panic) => std::panic::resume_unwind(panic),
-                        };
-                        let wrote = went
-                            .and_then(|()| write(buffers.ids.len(), buffers.array(wide)))
-                            .and_then(|()| {
-                                release(end);
-                                progress(end as u64, text.len() as u64)
-                            });
-                        failed = wrote.err();
-                    }
-                    free.push(buffers);
-                }
+                let (chunk, mut buffers) = (&text[pos..end], free.pop().expect("not empty"));
+                let (tx, at) = (tx.clone(), submitted);
+                scope.spawn(move |_| {
+                    let went = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        encode_chunk(enc, chunk, policy, wide, &mut buffers)
+                    }));
+                    // The receiver waits for every chunk it sent out.
+                    let _ = tx.send((at, went, buffers));
+                });
+                flight.push_back((end, None));
+                (pos, submitted) = (end, submitted + 1);
             }
-        })?;
-        if let Some(e) = failed {
-            return Err(e);
+            if written == submitted {
+                let Some(range) = long.take().filter(|_| failed.is_none()) else {
+                    return Ok(());
+                };
+                // A long chunk (no safe cut, as with a custom pattern) on this thread, in
+                // chunks: its ids are written and Ctrl-C is seen every FILE_CHUNK bytes.
+                let start = range.start;
+                let chunk = &text[range.clone()];
+                let utf8 = check_in_chunks(enc, chunk, policy, FILE_CHUNK, &mut |done| {
+                    release(start + done);
+                    progress(start as u64, text.len() as u64)
+                })?;
+                let mut bytes = Vec::new();
+                enc.encode_in_chunks(chunk, utf8, policy, FILE_CHUNK, &mut |ids, done| {
+                    write(ids.len(), array_bytes(ids, wide, &mut bytes))?;
+                    ids.clear();
+                    release(start + done);
+                    progress((start + done) as u64, text.len() as u64)
+                })?;
+                pos = range.end;
+                release(pos);
+                progress(pos as u64, text.len() as u64)?;
+                continue;
+            }
+            let done = rx.recv().expect("each chunk sent out is sent back");
+            let at = done.0 - written;
+            flight[at].1 = Some(done);
+            // Write the chunks that are next in order; after a failure, only take their
+            // buffers back, so that every chunk in flight is waited for.
+            while let Some((_, Some(_))) = flight.front() {
+                let (end, finished) = flight.pop_front().expect("a front");
+                let (_, went, buffers) = finished.expect("finished");
+                written += 1;
+                if failed.is_none() {
+                    let went = match went {
+                        Ok(went) => went,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    };
+                    let wrote = went
+                        .and_then(|()| write(buffers.ids.len(), buffers.array(wide)))
+                        .and_then(|()| {
+                            release(end);
+                            progress(end as u64, text.len() as u64)
+                        });
+                    failed = wrote.err();
+                }
+                free.push(buffers);
+            }
         }
-        let mut f = w.finish().map_err(|e| io(&tmp, e))?;
-        f.seek(SeekFrom::Start(0)).map_err(|e| io(&tmp, e))?;
-        f.write_all(&npy_header(wide, count))
-            .map_err(|e| io(&tmp, e))?;
-        f.sync_all().map_err(|e| io(&tmp, e))?;
-        Ok(count)
-    })();
-    match result {
-        Ok(count) => {
-            std::fs::rename(&tmp, out_path).map_err(|e| io(out_path, e))?;
-            Ok(count)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
     }
+    let mut f = w.finish().map_err(|e| io(out_name, e))?;
+    f.seek(SeekFrom::Start(0)).map_err(|e| io(out_name, e))?;
+    f.write_all(&npy_header(wide, count))
+        .map_err(|e| io(out_name, e))?;
+    f.sync_all().map_err(|e| io(out_name, e))?;
+    Ok(count)
 }
 
 /// Encodes one chunk into `buffers`: its ids, and those as the array's bytes (uint32 if

@@ -20,6 +20,16 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// A file removed when this is dropped, if it is still there: `encode_file`'s temporary
+/// file, after an error or a panic (after the rename, there is nothing left to remove).
+struct RemovedOnDrop<'a>(&'a std::path::Path);
+
+impl Drop for RemovedOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
+}
+
 /// A batch's ids and the offsets where each text's ids start.
 type IdsAndOffsets<'py> = (Bound<'py, PyArray1<TokenId>>, Bound<'py, PyArray1<i64>>);
 
@@ -471,6 +481,9 @@ impl PyEncoder {
     }
 
     /// Encodes a file to `.npy`; `progress(done_bytes, total_bytes)` is called now and then.
+    /// The array goes to a temporary file that `bytepair.formats.atomic` names and renames
+    /// over `out_path` (a symbolic link's target, keeping the replaced file's permissions),
+    /// so that every atomic write follows one rule; a failure leaves no temporary file.
     #[pyo3(signature = (path, out_path, allowed, disallowed, threads=0, progress=None))]
     #[allow(clippy::too_many_arguments)]
     fn encode_file(
@@ -484,12 +497,39 @@ impl PyEncoder {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<u64> {
         let policy = self.policy(allowed, disallowed)?;
+        let atomic = py.import("bytepair.formats.atomic")?;
+        let (tmp, target): (PathBuf, PathBuf) =
+            atomic.call_method1("temp_for", (&out_path,))?.extract()?;
+        let _removed = RemovedOnDrop(&tmp);
+        let out = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&tmp)
+            .map_err(|e| {
+                let reason = e.to_string();
+                self.err(
+                    py,
+                    Error::Io {
+                        path: out_path.display().to_string(),
+                        reason,
+                    },
+                )
+            })?;
         let mut bridge = ProgressBridge::new(&progress);
         let result = py.detach(|| {
             let mut report = |done, total| bridge.report(done, total);
-            encode::encode_file(&self.inner, &path, &out_path, &policy, threads, &mut report)
+            encode::encode_file(
+                &self.inner,
+                &path,
+                out,
+                &out_path,
+                &policy,
+                threads,
+                &mut report,
+            )
         });
-        result.map_err(|e| bridge.error(py, e, self.inner.vocab_size()))
+        let count = result.map_err(|e| bridge.error(py, e, self.inner.vocab_size()))?;
+        atomic.call_method1("commit", (&tmp, &target, &out_path))?;
+        Ok(count)
     }
 
     fn decode_bytes<'py>(
