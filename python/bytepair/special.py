@@ -106,18 +106,50 @@ def policy(
     """tiktoken's policy as the (allowed, disallowed) sets: allowed tokens are encoded as
     specials, disallowed ones raise, the rest are plain text. ``"all"`` on the allowed
     side is every special token; on the disallowed side, every one not allowed (the
-    default, with nothing allowed)."""
-    if allowed_special == "all":
-        allowed = specials
-    else:
-        allowed = frozenset(allowed_special)
-        unknown = allowed - specials
-        if unknown:
-            raise SpecialTokenError(
-                f"allowed_special names {sorted(unknown)!r}, which are not special tokens of "
-                f"this tokenizer (it has {sorted(specials)!r})"
-            )
+    default, with nothing allowed). ``None`` is no token, as tiktoken reads a
+    ``disallowed_special=None``. Each side names special tokens of ``specials``: a typo
+    would otherwise turn the check off silently.
+
+    >>> policy(frozenset({"<s>"}), None, None)
+    (frozenset(), frozenset())
+    """
+    allowed = (
+        specials
+        if allowed_special == "all"
+        else _named(specials, allowed_special, "allowed_special")
+    )
     disallowed = (
-        specials - allowed if disallowed_special == "all" else frozenset(disallowed_special)
+        specials - allowed
+        if disallowed_special == "all"
+        else _named(specials, disallowed_special, "disallowed_special")
     )
     return allowed, disallowed
+
+
+def _named(specials: frozenset[str], tokens: object, argument: str) -> frozenset[str]:
+    """The special tokens one side of the policy names, or the error of a bare string, of
+    what is no collection, or of names that are no special tokens."""
+    if tokens is None:
+        return frozenset()
+    example = repr(next(iter(sorted(specials)), "<|endoftext|>"))
+    if isinstance(tokens, str):
+        example = repr(tokens) if tokens in specials else example
+        raise SpecialTokenError(
+            f"{argument}={tokens!r} is a string; pass a set of special tokens, e.g. "
+            f"{{{example}}}, or 'all'"
+        )
+    try:
+        named = frozenset(tokens)
+    except TypeError:
+        raise TypeError(
+            f"{argument} must be a set of special tokens or 'all', got {type(tokens).__name__}"
+        ) from None
+    unknown = named - specials
+    if unknown:
+        shown = sorted(specials)
+        listed = repr(shown) if len(shown) <= 10 else f"{len(shown)}, such as {shown[:10]!r}"
+        raise SpecialTokenError(
+            f"{argument} names {sorted(unknown, key=repr)!r}, which are not special tokens of "
+            f"this tokenizer (it has {listed})"
+        )
+    return named

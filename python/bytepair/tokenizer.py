@@ -336,7 +336,7 @@ class Tokenizer:
             numpy = numpy_module()
             return numpy.frombuffer(array.array("I", ids), numpy.uint32)
         if not allowed_special:
-            if not disallowed_special:
+            if not disallowed_special and not isinstance(disallowed_special, str):
                 return self._encoder.encode_ordinary_to_array(text)
             if disallowed_special == "all":
                 return self._encoder.encode_to_array(text)
