@@ -46,8 +46,9 @@ def kind(path: str) -> str:
 
 def corpus_paths(corpus: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
     """The files a corpus names, in order: a file, a directory (every file under it, sorted,
-    hidden ones excluded) or a glob (``data/*.jsonl``, sorted; ``**`` recursive; a matching
-    directory stands for its files), or a list of these.
+    hidden ones excluded, symbolic links to directories followed) or a glob
+    (``data/*.jsonl``, sorted; ``**`` recursive; a matching directory stands for its files),
+    or a list of these. A directory that cannot be read is a CorpusError naming it.
 
     >>> import pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -55,18 +56,8 @@ def corpus_paths(corpus: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
     >>> [pathlib.Path(p).name for p in corpus_paths(d)]
     ['a.txt', 'b.txt']
     """
-    items = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
-    if not items:
-        raise CorpusError(
-            "the corpus is an empty list: pass one or more files, directories or globs"
-        )
     paths: list[str] = []
-    for item in items:
-        if not isinstance(item, (str, os.PathLike)):
-            raise CorpusError(
-                f"the corpus must be file paths, got {type(item).__name__}: {item!r:.60}"
-            )
-        path = os.fspath(item)
+    for path in _items(corpus):
         if os.path.isfile(path):
             paths.append(path)
         elif os.path.isdir(path):
@@ -79,19 +70,63 @@ def corpus_paths(corpus: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
             for match in sorted(glob.glob(path, recursive=True)):
                 found.extend(_files_under(match) if os.path.isdir(match) else [match])
             if not found:
-                raise CorpusError(f"corpus glob {path!r} matches no files")
+                raise not_found(path)
             paths.extend(found)
         else:
-            raise CorpusError(f"corpus file {path!r} does not exist")
+            raise not_found(path)
     return paths
 
 
+def not_found(path: str) -> CorpusError:
+    """The error for a corpus path that names nothing: a glob that matches no file, or a
+    file that does not exist.
+
+    >>> str(not_found("data/*.zzz")), str(not_found("data/a.txt"))
+    ("corpus glob 'data/*.zzz' matches no files", "corpus file 'data/a.txt' does not exist")
+    """
+    if glob.has_magic(path):
+        return CorpusError(f"corpus glob {path!r} matches no files")
+    return CorpusError(f"corpus file {path!r} does not exist")
+
+
+def _items(corpus) -> list[str]:
+    items = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+    if not items:
+        raise CorpusError(
+            "the corpus is an empty list: pass one or more files, directories or globs"
+        )
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            raise CorpusError(
+                f"the corpus must be file paths, got {type(item).__name__}: {item!r:.60}"
+            )
+    return [os.fspath(item) for item in items]
+
+
+def _walk(directory: str) -> Iterator[tuple[str, list[str]]]:
+    """Each directory under ``directory`` (itself first) and the names of its files, hidden
+    ones left out; symbolic links to directories are followed, each real directory once
+    (under its first name in sorted order)."""
+    seen: set[str] = set()
+
+    def unreadable(e: OSError) -> None:
+        raise CorpusError(
+            f"corpus directory {e.filename!r} cannot be read ({e.strerror}): its files would "
+            f"be left out; fix its permissions or leave it out of the corpus"
+        )
+
+    for root, dirs, names in os.walk(directory, onerror=unreadable, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:  # a link back up the tree, or a second link to one directory
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        yield root, [n for n in names if not n.startswith(".")]
+
+
 def _files_under(directory: str) -> list[str]:
-    found = []
-    for root, dirs, names in os.walk(directory):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found.extend(os.path.join(root, n) for n in names if not n.startswith("."))
-    return sorted(found)
+    return sorted(os.path.join(root, n) for root, names in _walk(directory) for n in names)
 
 
 @dataclass(frozen=True)
