@@ -17,6 +17,7 @@ Nothing is skipped: a line that is not an object with a string in ``text_field``
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import json
 import os
@@ -127,6 +128,72 @@ def _walk(directory: str) -> Iterator[tuple[str, list[str]]]:
 
 def _files_under(directory: str) -> list[str]:
     return sorted(os.path.join(root, n) for root, names in _walk(directory) for n in names)
+
+
+def check_output(
+    corpus: str | os.PathLike | Iterable[str | os.PathLike], out_path: str | os.PathLike
+) -> None:
+    """Refuses an output that would destroy or join its own input: one of the corpus's
+    files (by any name), or a path inside a directory of the corpus or matched by one of
+    its globs, which a later run would read as input. A CorpusError names both paths.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.txt").write_text("a")
+    >>> check_output(d, d.parent / "ids.npy")
+    >>> check_output(d, d / "ids.npy")
+    Traceback (most recent call last):
+    ...
+    bytepair.errors.CorpusError: ...
+    """
+    out = os.fspath(out_path)
+    real_out = os.path.realpath(out)
+    for path in _items(corpus):
+        if os.path.isdir(path):
+            inside = [root for root, _ in _walk(path) if _within(real_out, root)]
+            if inside:
+                raise CorpusError(
+                    f"output {out!r} is inside the corpus directory {path!r}: a later run "
+                    f"would read it as input; write it outside {path!r}"
+                )
+        elif glob.has_magic(path) and not os.path.isfile(path):
+            matched = [m for m in glob.glob(path, recursive=True) if os.path.isdir(m)]
+            if _glob_matches(path, out) or any(_within(real_out, m) for m in matched):
+                raise CorpusError(
+                    f"output {out!r} is matched by the corpus glob {path!r}: a later run "
+                    f"would read it as input; write it elsewhere or narrow the glob"
+                )
+    if not os.path.exists(out):
+        return
+    out_stat = os.stat(out)
+    for path in corpus_paths(corpus):
+        if os.path.samestat(out_stat, os.stat(path)):
+            raise CorpusError(
+                f"output {out!r} is the input file {path!r}: writing it would destroy the "
+                f"input; choose another output path"
+            )
+
+
+def _within(real_path: str, directory: str) -> bool:
+    """Whether ``real_path`` (a real path) is ``directory`` or under it."""
+    real_dir = os.path.realpath(directory)
+    return os.path.commonpath([real_path, real_dir]) == real_dir
+
+
+def _glob_matches(pattern: str, path: str) -> bool:
+    """Whether ``glob.glob(pattern, recursive=True)`` would list ``path`` (or a directory
+    holding it) were it there: component by component, ``**`` standing for any number."""
+    want = os.path.abspath(pattern).split(os.sep)
+    have = os.path.abspath(path).split(os.sep)
+
+    def match(i: int, j: int) -> bool:
+        if i == len(want):
+            return True  # the pattern names this path, or a directory above it
+        if want[i] == "**":
+            return any(match(i + 1, k) for k in range(j, len(have) + 1))
+        return j < len(have) and fnmatch.fnmatchcase(have[j], want[i]) and match(i + 1, j + 1)
+
+    return match(0, 0)
 
 
 @dataclass(frozen=True)

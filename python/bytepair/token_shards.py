@@ -79,6 +79,7 @@ def write(
     separator = corpus_ids.separator_id(tok, document_separator)
     policy = tok._policy(allowed_special, disallowed_special)
     out_dir = os.fspath(out_dir)
+    documents.check_output(corpus, out_dir)
     os.makedirs(out_dir, exist_ok=True)
     atomic.remove_stale_temps(out_dir)  # what a killed run left: a shard, staged ids
     run = _run(tok, paths, shard_tokens, text_field, document_separator, policy)
