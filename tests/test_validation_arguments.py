@@ -53,3 +53,33 @@ def test_disallowed_special_none_is_no_check_as_in_tiktoken(with_eot):
     assert with_eot.encode(text, disallowed_special=None) == plain
     assert with_eot.encode_to_numpy(text, disallowed_special=None).tolist() == plain
     assert with_eot.encode(text, allowed_special={EOT}, disallowed_special=None) == [120, 256]
+
+
+# -- what encode_bytes, special_tokens and merges take ---------------------------------------
+
+
+def test_encode_bytes_takes_bytes_like_objects_only():
+    tok = Tokenizer(BYTES | {256: b"ab"}, [(b"a", b"b")])
+    assert tok.encode_bytes(bytearray(b"abc")) == [256, 99]
+    assert tok.encode_bytes(memoryview(b"abc")) == [256, 99]
+    with pytest.raises(TypeError, match=r"encode_bytes takes bytes .*got int$"):
+        tok.encode_bytes(5)  # bytes(5) is five zero bytes
+    with pytest.raises(TypeError, match="got str; for a str, call encode"):
+        tok.encode_bytes("ab")
+
+
+def test_a_special_token_with_a_lone_surrogate_is_a_special_token_error():
+    for specials in (["\ud800"], {"a\udfffb": 300}):
+        with pytest.raises(SpecialTokenError, match=r"lone surrogate '\\u?d[8f]..'"):
+            Tokenizer(BYTES, [], special_tokens=specials)
+    with pytest.raises(SpecialTokenError, match="lone surrogate"):
+        bytepair.train(["abc"], 300, special_tokens=["<\ud800>"], progress=False)
+
+
+def test_merges_of_str_are_told_to_be_bytes():
+    vocab = BYTES | {256: b"ab"}
+    for merges in ([("a", "b")], [(b"a", "b")]):
+        with pytest.raises(VocabError, match=r"merges are pairs of bytes.*\.encode\('utf-8'\)"):
+            Tokenizer(vocab, merges)
+    with pytest.raises(VocabError, match=r"merge 0 is 5; merges are pairs of bytes"):
+        Tokenizer(vocab, [5])

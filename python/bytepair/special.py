@@ -43,6 +43,13 @@ def _check_name(token: object, seen: Collection[str]) -> None:
         raise SpecialTokenError(f"special token {token!r} must be a non-empty string")
     if token in seen:
         raise SpecialTokenError(f"special token {token!r} is given twice; give it once")
+    try:
+        token.encode("utf-8")
+    except UnicodeEncodeError as e:  # a lone surrogate: a token is matched by its UTF-8 bytes
+        raise SpecialTokenError(
+            f"special token {token!r} holds the lone surrogate {token[e.start]!r}, which has "
+            "no UTF-8 bytes; use text that is valid Unicode"
+        ) from None
 
 
 def checked(special_tokens: Sequence[str] | Mapping[str, int] | None) -> dict[str, int | None]:

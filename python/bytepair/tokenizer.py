@@ -370,7 +370,14 @@ class Tokenizer:
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if not isinstance(data, bytes):
-            data = bytes(data)
+            try:  # bytes(5) would be five zero bytes
+                data = bytes(memoryview(data))
+            except TypeError:
+                hint = "; for a str, call encode" if isinstance(data, str) else ""
+                raise TypeError(
+                    f"encode_bytes takes bytes (or a bytearray, memoryview), got "
+                    f"{type(data).__name__}{hint}"
+                ) from None
         if self._run is not None:
             if not self._run.core_exact:
                 return self._run.encode(pipeline_mod.utf8(data), allowed, disallowed)

@@ -122,8 +122,16 @@ def checked_merges(merges: Sequence[Merge], ranks: Mapping[bytes, int]) -> list[
         return list(merges)
     out = []
     for n, pair in enumerate(merges):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise VocabError(f"merge {n} is {pair!r}; expected a pair (bytes, bytes)")
+        if not (
+            isinstance(pair, (tuple, list))
+            and len(pair) == 2
+            and all(isinstance(part, (bytes, bytearray)) for part in pair)
+        ):
+            texts = isinstance(pair, (tuple, list)) and any(isinstance(p, str) for p in pair)
+            fix = ": encode each str with .encode('utf-8')" if texts else ""
+            raise VocabError(
+                f"merge {n} is {pair!r}; merges are pairs of bytes, e.g. (b'a', b'b'){fix}"
+            )
         a, b = bytes(pair[0]), bytes(pair[1])
         for part in (a, b, a + b):
             if part not in ranks:
