@@ -109,10 +109,13 @@ def test_globs_and_lists_expand_in_order(tmp_path, o200k):
     "line, message",
     [
         ("{not json}", "c.jsonl:2: not valid JSON"),
-        ('["a list"]', "c.jsonl:2: a JSON list, expected an object"),
+        ('["a list"]', "c.jsonl:2: a JSON array, expected an object"),
         ('{"body": "x", "id": 1}', "c.jsonl:2: no field 'text'; the object has 'body', 'id'"),
-        ('{"text": 7}', "c.jsonl:2: field 'text' is a JSON int, expected a string"),
-        ("", "c.jsonl:2: empty line"),
+        ('{"text": 7}', "c.jsonl:2: field 'text' is a JSON number, expected a string"),
+        ('{"text": null}', "c.jsonl:2: field 'text' is a JSON null, expected a string"),
+        ('{"text": false}', "c.jsonl:2: field 'text' is a JSON boolean, expected a string"),
+        ('{"text": {"a": 1}}', "c.jsonl:2: field 'text' is a JSON object, expected a string"),
+        ("7", "c.jsonl:2: a JSON number, expected an object"),
     ],
 )
 def test_a_bad_json_line_names_file_and_line(tmp_path, o200k, line, message):
@@ -123,6 +126,18 @@ def test_a_bad_json_line_names_file_and_line(tmp_path, o200k, line, message):
         tok.encode_file(path, tmp_path / "o.npy")
     assert not (tmp_path / "o.npy").exists()  # nothing half-written
     assert os.listdir(tmp_path) == ["c.jsonl"]  # and no temporary left behind
+
+
+def test_blank_json_lines_hold_no_document(tmp_path, o200k):
+    enc, tok = o200k
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text": "one"}\n\n  \t\r\n{"text": "two"}\n\n')
+    tok.encode_file(path, tmp_path / "o.npy", document_separator=EOT)
+    want = _expected(enc, ["one", "two"], enc.eot_token)
+    assert numpy.load(tmp_path / "o.npy").tolist() == want
+    path.write_text('{"text": "one"}\n\n \n{"text": 2}\n')
+    with pytest.raises(CorpusError, match=r"c\.jsonl:4: field 'text' is a JSON number"):
+        tok.encode_file(path, tmp_path / "o.npy")
 
 
 def test_parquet_errors_name_the_column(tmp_path, o200k):

@@ -6,7 +6,7 @@ A ``.jsonl`` file holds one JSON object per line, the text in ``text_field``; a
 at a time, never whole; any other file is plain text, one document, which the core reads
 memory-mapped.
 Nothing is skipped: a line that is not an object with a string in ``text_field`` is a
-``CorpusError`` naming the file and line.
+``CorpusError`` naming the file and line. A blank line (spaces only) holds no document.
 
 >>> import pathlib, tempfile
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.jsonl"
@@ -235,12 +235,13 @@ def _jsonl(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterator
         # Line numbers count from the start of the file, also when resuming mid-file.
         lineno = _line_of(path, start) if start else 1
         for line in f:
-            text = _jsonl_text(path, lineno, line, text_field)
-            texts.append(text)
-            starts.append(pos)
+            if line.strip():  # a blank line holds no document, as pandas and datasets read it
+                text = _jsonl_text(path, lineno, line, text_field)
+                texts.append(text)
+                starts.append(pos)
+                held += len(text)
             pos += len(line)
             lineno += 1
-            held += len(text)
             if held >= chunk_bytes:
                 yield Chunk(texts, starts, pos)
                 texts, starts, held = [], [], 0
@@ -264,14 +265,12 @@ def _line_of(path: str, offset: int) -> int:
 
 def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
     where = f"{path}:{lineno}"
-    if not line.strip():
-        raise CorpusError(f"{where}: empty line; JSON Lines needs one JSON object per line")
     try:
         obj = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CorpusError(f"{where}: not valid JSON ({e}); expected one object per line") from None
     if not isinstance(obj, dict):
-        raise CorpusError(f"{where}: a JSON {type(obj).__name__}, expected an object")
+        raise CorpusError(f"{where}: a JSON {_json_type(obj)}, expected an object")
     if text_field not in obj:
         present = ", ".join(repr(k) for k in obj) or "none"
         raise CorpusError(
@@ -281,9 +280,24 @@ def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
     text = obj[text_field]
     if not isinstance(text, str):
         raise CorpusError(
-            f"{where}: field {text_field!r} is a JSON {type(text).__name__}, expected a string"
+            f"{where}: field {text_field!r} is a JSON {_json_type(text)}, expected a string"
         )
     return text
+
+
+def _json_type(value: object) -> str:
+    """The JSON name of a parsed value's type.
+
+    >>> [_json_type(v) for v in (None, True, 1.5, [], {}, "x")]
+    ['null', 'boolean', 'number', 'array', 'object', 'string']
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {list: "array", dict: "object", str: "string"}[type(value)]
 
 
 def _parquet_file(path: str):
