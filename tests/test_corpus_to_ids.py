@@ -287,3 +287,75 @@ def test_shards_follow_the_special_token_policy(tmp_path, tiktoken_pair):
         ids("refused", allowed_special=set(), disallowed_special="all")
     with pytest.raises(CorpusError, match="'allowed_special' differs"):
         ids("default", allowed_special=set(), disallowed_special=())
+
+
+def _interrupted_run(tok, src, out, monkeypatch):
+    """Shards of ``src`` under ``out`` from a run stopped after two shards were recorded."""
+    real = corpus_ids.stream
+
+    def dying(*a, **kw):
+        for i, piece in enumerate(real(*a, **kw)):
+            if i == 6:
+                raise KeyboardInterrupt
+            yield piece
+
+    monkeypatch.setattr(documents, "CHUNK_BYTES", 20)
+    monkeypatch.setattr(corpus_ids, "stream", dying)
+    with pytest.raises(KeyboardInterrupt):
+        _shard(tok, src, out, 8)
+    monkeypatch.setattr(corpus_ids, "stream", real)
+    assert len(json.loads((out / ".progress.json").read_text())["shards"]) >= 2
+
+
+DAMAGES = {
+    "progress {}": (".progress.json", lambda p: p.write_text("{}")),
+    "progress []": (".progress.json", lambda p: p.write_text("[]")),
+    "progress key": (
+        ".progress.json",
+        lambda p: p.write_text(
+            json.dumps({**json.loads(p.read_text()), "next": {"file": 0, "extra": 1}})
+        ),
+    ),
+    "progress run": (
+        ".progress.json",
+        lambda p: p.write_text(json.dumps({**json.loads(p.read_text()), "run": []})),
+    ),
+    "partial missing": (".documents.partial", lambda p: p.unlink()),
+    "partial truncated": (".documents.partial", lambda p: p.write_bytes(p.read_bytes()[:8])),
+    "shard deleted": ("shard_00001.npy", lambda p: p.unlink()),
+    "shard truncated": ("shard_00001.npy", lambda p: p.write_bytes(p.read_bytes()[:-2])),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_damaged_resume_state_is_refused_naming_the_file(tmp_path, o200k, monkeypatch, damage):
+    _, tok = o200k
+    _jsonl(tmp_path / "a.jsonl", [f"document number {i} of twelve" for i in range(12)])
+    out = tmp_path / "out"
+    _interrupted_run(tok, [tmp_path / "a.jsonl"], out, monkeypatch)
+    name, edit = DAMAGES[damage]
+    edit(out / name)
+    with pytest.raises(CorpusError, match=f"{name}.*remove the directory .*out to start over"):
+        _shard(tok, [tmp_path / "a.jsonl"], out, 8)
+    assert not (out / "index.json").exists()
+
+
+@pytest.mark.parametrize(
+    "name, edit",
+    [
+        ("index.json", lambda p: p.write_text("[]")),
+        ("index.json", lambda p: p.write_text("{not json")),
+        ("shard_00001.npy", lambda p: p.unlink()),
+        ("shard_00001.npy", lambda p: p.write_bytes(p.read_bytes()[:-2])),
+        ("documents.npy", lambda p: p.write_bytes(p.read_bytes()[:-8])),
+    ],
+)
+def test_a_damaged_finished_run_is_refused_naming_the_file(tmp_path, o200k, name, edit):
+    _, tok = o200k
+    _jsonl(tmp_path / "a.jsonl", [f"document number {i} of twelve" for i in range(12)])
+    out = tmp_path / "out"
+    index = _shard(tok, [tmp_path / "a.jsonl"], out, 8)
+    assert len(index["shards"]) > 2
+    edit(out / name)
+    with pytest.raises(CorpusError, match=f"{name}.*remove the directory .*out to start over"):
+        _shard(tok, [tmp_path / "a.jsonl"], out, 8)

@@ -270,7 +270,7 @@ def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CorpusError(f"{where}: not valid JSON ({e}); expected one object per line") from None
     if not isinstance(obj, dict):
-        raise CorpusError(f"{where}: a JSON {_json_type(obj)}, expected an object")
+        raise CorpusError(f"{where}: a JSON {json_type(obj)}, expected an object")
     if text_field not in obj:
         present = ", ".join(repr(k) for k in obj) or "none"
         raise CorpusError(
@@ -280,15 +280,15 @@ def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
     text = obj[text_field]
     if not isinstance(text, str):
         raise CorpusError(
-            f"{where}: field {text_field!r} is a JSON {_json_type(text)}, expected a string"
+            f"{where}: field {text_field!r} is a JSON {json_type(text)}, expected a string"
         )
     return text
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
     """The JSON name of a parsed value's type.
 
-    >>> [_json_type(v) for v in (None, True, 1.5, [], {}, "x")]
+    >>> [json_type(v) for v in (None, True, 1.5, [], {}, "x")]
     ['null', 'boolean', 'number', 'array', 'object', 'string']
     """
     if value is None:

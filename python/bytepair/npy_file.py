@@ -45,6 +45,40 @@ def _header(dtype, n: int) -> bytes:
     return b"\x93NUMPY\x01\x00" + (total - 10).to_bytes(2, "little") + text.encode("latin-1")
 
 
+def problem(path: str | os.PathLike, dtype, count: int) -> str | None:
+    """What keeps ``path`` from being a complete 1-D ``.npy`` of ``count`` values of
+    ``dtype`` (missing, unreadable, another shape or type, truncated), or None.
+
+    >>> import numpy, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ids.npy"
+    >>> numpy.save(path, numpy.arange(3, dtype=numpy.uint16))
+    >>> problem(path, numpy.uint16, 3), problem(path, numpy.uint16, 4)
+    (None, 'holds 3 values of uint16, expected 4 of uint16')
+    """
+    import numpy
+    from numpy.lib import format as npy
+
+    want = numpy.dtype(dtype)
+    try:
+        with open(path, "rb") as f:
+            npy.read_magic(f)
+            shape, _, got = npy.read_array_header_1_0(f)
+            header = f.tell()
+            size = os.fstat(f.fileno()).st_size
+    except FileNotFoundError:
+        return "is missing"
+    except (OSError, ValueError) as e:
+        return f"is not a readable .npy file ({e})"
+    if shape != (count,) or got != want:
+        n = shape[0] if len(shape) == 1 else shape
+        return f"holds {n} values of {got}, expected {count} of {want}"
+    if size != header + count * want.itemsize:
+        return (
+            f"is truncated or damaged: {size:,} bytes, expected {header + count * want.itemsize:,}"
+        )
+    return None
+
+
 class NpyWriter:
     """Appends id arrays to one 1-D ``.npy`` of ``dtype``; ``count`` ids so far."""
 

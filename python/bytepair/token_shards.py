@@ -10,7 +10,9 @@ the run, and is written last: a directory with an index is complete.
 A run that stops (killed, out of disk) resumes: ``DIR/.progress.json`` records, after
 each finished shard, the document and id the next shard starts at; a rerun with the same
 tokenizer, corpus and settings starts there, and a rerun of a finished run returns its
-index at once. A directory holding another run's shards is refused, never overwritten.
+index at once, after checking that the shards it records are whole. A directory holding
+another run's shards is refused, never overwritten; so is one whose state or recorded
+shards were damaged (deleted, truncated, edited), with a CorpusError naming the file.
 
 >>> import bytepair, numpy, pathlib, tempfile
 >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>"])
@@ -29,7 +31,7 @@ import json
 import os
 from collections.abc import Iterable
 
-from bytepair import corpus_ids, documents
+from bytepair import corpus_ids, documents, npy_file
 from bytepair.corpus_ids import Position
 from bytepair.errors import CorpusError
 from bytepair.formats import atomic
@@ -83,11 +85,11 @@ def write(
     os.makedirs(out_dir, exist_ok=True)
     atomic.remove_stale_temps(out_dir)  # what a killed run left: a shard, staged ids
     run = _run(tok, paths, shard_tokens, text_field, document_separator, policy)
-    done = _finished(out_dir, run)
+    dtype = ids_dtype(tok.vocab_size)
+    done = _finished(out_dir, run, dtype)
     if done is not None:
         return done
-    state = _resumable(out_dir, run)
-    dtype = ids_dtype(tok.vocab_size)
+    state = _resumable(out_dir, run, dtype)
     shards: list[dict] = state["shards"] if state else []
     written = sum(s["tokens"] for s in shards)
     start = Position(**state["next"]) if state else Position()
@@ -209,12 +211,49 @@ def _json(obj) -> bytes:
     return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _read(path: str) -> dict:
+def _damaged(path: str, out_dir: str, what: str) -> CorpusError:
+    return CorpusError(
+        f"{path}: {what}; it is not what bytepair wrote, so the run cannot go on from it: "
+        f"remove the directory {out_dir} to start over"
+    )
+
+
+def _read(path: str, out_dir: str) -> dict:
+    """A JSON object that a run wrote (index.json, .progress.json)."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            doc = json.load(f)
     except (OSError, ValueError) as e:
-        raise CorpusError(f"{path}: unreadable ({e}); remove it to start over") from None
+        raise _damaged(path, out_dir, f"unreadable ({e})") from None
+    if not isinstance(doc, dict):
+        raise _damaged(path, out_dir, f"a JSON {documents.json_type(doc)}, expected an object")
+    return doc
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _check_shards(out_dir: str, where: str, shards: object, dtype) -> None:
+    """The shards ``where`` records are listed as ``write`` lists them, and on disk whole."""
+    first = 0
+    for number, entry in enumerate(shards if isinstance(shards, list) else [None]):
+        if not (
+            isinstance(entry, dict)
+            and entry.keys() == {"file", "tokens", "first_token"}
+            and entry["file"] == shard_name(number)
+            and _count(entry["tokens"])
+            and entry["first_token"] == first
+        ):
+            raise _damaged(where, out_dir, f"shard entry {number} is {entry!r}")
+        first += entry["tokens"]
+        shard = os.path.join(out_dir, entry["file"])
+        problem = npy_file.problem(shard, dtype, entry["tokens"])
+        if problem is not None:
+            raise CorpusError(
+                f"{shard} {problem}, but {where} records it as finished: remove the "
+                f"directory {out_dir} to start over"
+            )
 
 
 def _differs(old: dict, run: dict) -> str | None:
@@ -224,21 +263,36 @@ def _differs(old: dict, run: dict) -> str | None:
     return None
 
 
-def _finished(out_dir: str, run: dict) -> dict | None:
+def _finished(out_dir: str, run: dict, dtype) -> dict | None:
+    """The index of a finished run (checked: its shards and documents.npy whole), or None."""
+    import numpy
+
     path = os.path.join(out_dir, INDEX)
     if not os.path.exists(path):
         return None
-    index = _read(path)
+    index = _read(path, out_dir)
     key = _differs(index, run)
     if key is not None:
         raise CorpusError(
             f"{out_dir} already holds shards of another run (its {key!r} differs); "
             f"choose another output directory or remove this one"
         )
+    _check_shards(out_dir, path, index.get("shards"), dtype)
+    if not _count(index.get("documents")):
+        raise _damaged(path, out_dir, f"'documents' is {index.get('documents')!r}")
+    starts = os.path.join(out_dir, DOCUMENTS)
+    problem = npy_file.problem(starts, numpy.int64, index["documents"])
+    if problem is not None:
+        raise CorpusError(
+            f"{starts} {problem}, but {path} records the run as finished: remove the "
+            f"directory {out_dir} to start over"
+        )
     return index
 
 
-def _resumable(out_dir: str, run: dict) -> dict | None:
+def _resumable(out_dir: str, run: dict, dtype) -> dict | None:
+    """The state of an unfinished run to go on from (checked: the shards it records whole,
+    the document starts it counts there), or None."""
     path = os.path.join(out_dir, PROGRESS)
     if not os.path.exists(path):
         taken = [n for n in os.listdir(out_dir) if n.startswith("shard_") and n.endswith(".npy")]
@@ -248,12 +302,32 @@ def _resumable(out_dir: str, run: dict) -> dict | None:
                 f"choose another output directory or remove them"
             )
         return None
-    state = _read(path)
+    state = _read(path, out_dir)
+    if state.keys() != {"run", "shards", "documents", "next"}:
+        raise _damaged(path, out_dir, f"its keys are {sorted(state)}")
+    position = state["next"]
+    if not (
+        isinstance(state["run"], dict)
+        and _count(state["documents"])
+        and isinstance(position, dict)
+        and position.keys() == {"file", "start", "document", "skip"}
+        and all(map(_count, position.values()))
+    ):
+        raise _damaged(path, out_dir, "its 'run', 'documents' or 'next' is malformed")
     key = _differs(state["run"], run)
     if key is not None:
         raise CorpusError(
             f"{out_dir} holds an unfinished run whose {key!r} differs from this one; "
             f"rerun it with the same tokenizer, corpus and settings, or remove the directory"
+        )
+    _check_shards(out_dir, path, state["shards"], dtype)
+    starts = os.path.join(out_dir, _STARTS)
+    have = os.path.getsize(starts) // 8 if os.path.isfile(starts) else None
+    if have is None or have < state["documents"]:
+        held = "is missing" if have is None else f"holds {have:,} document starts"
+        raise CorpusError(
+            f"{starts} {held}, but {path} records {state['documents']:,}: remove the "
+            f"directory {out_dir} to start over"
         )
     return state
 
