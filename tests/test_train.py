@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pickle
 import re
+import subprocess
+import sys
 import tempfile
 import warnings
 from collections import Counter
@@ -465,6 +467,45 @@ def test_train_reports_time_and_peak_memory(caplog):
     assert report.peak_memory_mb > 10  # a Python process with NumPy loaded
     assert report.documents is None
     assert re.fullmatch(r"trained in [\d.]+ s, peak memory [\d,]+ MB", caplog.messages[-1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux's /proc only")
+def test_the_peak_memory_is_the_trainings_not_the_processs():
+    # 300 MB held and freed before training: the process's peak keeps them, the training's
+    # (a few words) is the size of the Python process with bytepair loaded.
+    script = (
+        "import bytepair\n"
+        "held = b'x' * 300_000_000\n"
+        "del held\n"
+        "tok = bytepair.train(['the cat sat on the mat'] * 9, 260, progress=False)\n"
+        "print(tok.training_report.peak_memory_mb, tok.training_report.peak_memory_of)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    peak, of = out.stdout.split()
+    assert 5 < float(peak) < 200 and of == "training"
+
+
+def test_a_peak_memory_that_cannot_be_reset_is_labelled_the_processs(monkeypatch):
+    from bytepair import training_report
+
+    monkeypatch.setattr(training_report, "_reset_vm_hwm", lambda: False)
+    monkeypatch.setattr(training_report, "_vm_hwm_mb", lambda: 440.0)  # a peak from before
+    with pytest.warns(TrainingWarning):
+        tok = bytepair.train(["ab"], 300, progress=False)
+    report = tok.training_report
+    assert report.peak_memory_of == "process" and report.peak_memory_mb == 440.0
+    assert str(report).endswith("peak memory 440 MB (the process's, since it started)")
+    # A peak that rose during the work is the work's, reset or not.
+    highs = iter([440.0, 500.0])
+    monkeypatch.setattr(training_report, "_vm_hwm_mb", lambda: next(highs))
+    peak = training_report.PeakMemory()
+    assert peak.mb() == 500.0 and not peak.of_process
+    monkeypatch.setattr(training_report, "_vm_hwm_mb", lambda: None)  # not Linux
+    peak = training_report.PeakMemory()
+    assert peak.of_process and peak.mb() == training_report.peak_memory_mb()
 
 
 def test_jsonl_parquet_directories_and_globs_train_as_their_documents(tmp_path):

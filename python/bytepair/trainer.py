@@ -32,7 +32,7 @@ from bytepair.formats.tokenizer_data import TokenizerData
 from bytepair.progress import Bar, wanted
 from bytepair.shards import Shard
 from bytepair.tokenizer import Tokenizer
-from bytepair.training_report import TrainingReport, peak_memory_mb
+from bytepair.training_report import PeakMemory, TrainingReport
 from bytepair.vocab import build_vocab, checked_vocab_size
 
 logger = logging.getLogger("bytepair")
@@ -100,7 +100,7 @@ def train(
     >>> train(["low low lower"], vocab_size=258, compat="rustbpe", progress=False).merges
     [(b'l', b'o'), (b'lo', b'w')]
     """
-    start = time.perf_counter()
+    start, peak = time.perf_counter(), PeakMemory()
     checked_vocab_size(vocab_size)  # every engine, base and stage: before any allocation
     special_tokens = special.checked_names(special_tokens)
     compat = compat_mode.checked(compat, max_token_length)
@@ -164,9 +164,10 @@ def train(
             tok = _tokenizer([*subwords, *more], special_tokens, superword)
     tok.training_report = TrainingReport(
         time.perf_counter() - start,
-        peak_memory_mb(),
+        peak.mb(),
         None if drawn is None else len(drawn),
         None if drawn is None else drawn.seen,
+        "process" if peak.of_process else "training",
     )
     logger.info("%s", tok.training_report)
     return tok
