@@ -1,9 +1,9 @@
 """The one progress bar (bytepair.progress, drawn by tqdm): a bar, a rate and an ETA; no
-bar with progress=False, none when stderr is not a terminal unless asked."""
+bar with progress=False, by default (None) one only when stderr is a terminal, and with
+progress=True always, for training as for encode_file."""
 
 from __future__ import annotations
 
-import importlib
 import io
 import os
 import re
@@ -51,11 +51,17 @@ def test_disabled_bar_draws_nothing_and_starts_no_thread():
         assert threading.active_count() == before  # tqdm's monitor thread is off
 
 
-def test_no_bar_when_stderr_is_not_a_terminal(capsys):
-    assert not progress.wanted(True)  # capsys's stderr is no terminal
-    assert not progress.wanted(False)
-    bytepair.train(["ab ab ab"] * 10, vocab_size=258, progress=True)
+def test_training_bars_by_default_on_a_terminal_only_and_always_when_asked(capsys):
+    # capsys's stderr is no terminal (a log; a notebook's is none either).
+    assert not progress.shown(None) and progress.shown(True) and not progress.shown(False)
+    for default in ({}, {"progress": None}):
+        bytepair.train(["ab ab ab"] * 10, vocab_size=258, **default)
+        assert capsys.readouterr().err == ""
+    bytepair.train(["ab ab ab"] * 10, vocab_size=258, progress=False)
     assert capsys.readouterr().err == ""
+    bytepair.train(["ab ab ab"] * 10, vocab_size=258, progress=True)
+    err = capsys.readouterr().err
+    assert "counting: 100%|" in err and "merging: 100%|" in err, err
 
 
 def test_encode_file_bar_when_asked_even_off_a_terminal(tmp_path, capsys):
@@ -71,17 +77,16 @@ def test_encode_file_bar_when_asked_even_off_a_terminal(tmp_path, capsys):
     assert "in.txt: 100%|" in err and "12.0k/12.0k" in err, err
 
 
-def test_training_bars_know_their_totals(monkeypatch, capsys):
+def test_training_bars_know_their_totals(capsys):
     """Counting a list of texts, a sample of documents and merging all show a percentage
-    (so an ETA); as if stderr were a terminal."""
-    monkeypatch.setattr(
-        importlib.import_module("bytepair.trainer"), "wanted", lambda progress: bool(progress)
-    )
+    (so an ETA)."""
     texts = ["the cat sat on the mat|a dog|the end"] * 200
-    bytepair.train(texts, vocab_size=270)
+    bytepair.train(texts, vocab_size=270, progress=True)
     err = capsys.readouterr().err
     assert "counting: 100%|" in err and "merging: 100%|" in err, err
-    bytepair.train(texts, vocab_size=270, document_separator="|", sample_documents=50)
+    bytepair.train(
+        texts, vocab_size=270, document_separator="|", sample_documents=50, progress=True
+    )
     err = capsys.readouterr().err
     assert "counting: 100%|" in err, err
 

@@ -2,8 +2,8 @@
 
 Every long job (counting, sampling, merging, ``encode_file``, the Ray engine, the tests'
 reference counter) draws through ``Bar``, so they all look alike and obey the same rule
-(``wanted``): no bar with ``progress=False``, and none when stderr is not a terminal
-(a log file); ``encode_file`` lets its caller insist (``shown``).
+(``shown``): ``progress=None`` (the default) draws a bar when stderr is a terminal, not
+into a log file; ``True`` always (a notebook's stderr is no terminal); ``False`` never.
 
 >>> import io
 >>> out = io.StringIO()
@@ -33,23 +33,18 @@ class _Tqdm(tqdm):
 MIN_INTERVAL = 0.1
 
 
-def wanted(progress: bool | None) -> bool:
-    """Bars are drawn only when asked for and stderr is a terminal (not a log).
-
-    >>> wanted(False)
-    False
-    """
-    return bool(progress) and sys.stderr.isatty()
-
-
 def shown(progress: bool | None) -> bool:
-    """``encode_file``'s rule, where the caller may insist: None draws a bar only on a
-    terminal, True always (into a log too), False never.
+    """Whether a job's ``progress`` argument draws a bar: None only when stderr is a
+    terminal, True always (into a log or a notebook too), False never.
 
     >>> shown(True), shown(False)
     (True, False)
     """
     return sys.stderr.isatty() if progress is None else bool(progress)
+
+
+#: The same rule, under the name the Ray engine and the tests' reference counter import.
+wanted = shown
 
 
 class Bar:

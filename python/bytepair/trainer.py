@@ -29,7 +29,7 @@ from bytepair import compat as compat_mode
 from bytepair import documents as corpus_docs
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.formats.tokenizer_data import TokenizerData
-from bytepair.progress import Bar, wanted
+from bytepair.progress import Bar, shown
 from bytepair.shards import Shard
 from bytepair.tokenizer import Tokenizer
 from bytepair.training_report import PeakMemory, TrainingReport
@@ -55,7 +55,7 @@ def train(
     pattern: str | None = None,
     min_frequency: int = 1,
     threads: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     engine: str = "local",
     checkpoint_dir: str | os.PathLike | None = None,
     sample_documents: int | None = None,
@@ -89,10 +89,12 @@ def train(
     ``document_separator`` (default: the first special token; without either, each file
     and each text is one document): one streaming pass, memory growing with N, not with
     the corpus (``bytepair.sample``). ``tok.training_report`` gives the time, the peak
-    memory and the number of documents.
+    memory of the training and the number of documents.
     ``superword_transition=t`` trains SuperBPE: plain BPE until the bytes and merges make
     ``t`` tokens, then on with ``superword_pattern`` (default: split only around numbers),
     so later tokens may span words (``bytepair.superbpe``).
+    ``progress``: None draws bars on stderr when it is a terminal, True always (a
+    notebook's stderr is no terminal), False never.
 
     >>> tok = train(["low low lower"], vocab_size=258, progress=False)
     >>> tok.merges
@@ -182,7 +184,7 @@ def _superbpe(corpus, vocab_size, transition, special_tokens, pattern, superword
         _merges_from_counts,
         special_tokens=special_tokens,
         min_frequency=min_frequency,
-        show=wanted(options["progress"]),
+        show=shown(options["progress"]),
         max_token_length=options["max_token_length"],
     )
     keys = ("threads", "progress", "documents", "compat", "text_field")
@@ -244,7 +246,7 @@ def train_bpe(
     pattern: str = "gpt2",
     min_frequency: int = 1,
     threads: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> tuple[dict[int, bytes], list[Merge]]:
     """Trains on one file and returns ``(vocab, merges)``: CS336's ``train_bpe`` shape.
 
@@ -273,7 +275,7 @@ def _learn(
     pattern: str,
     min_frequency: int,
     threads: int | None,
-    progress: bool,
+    progress: bool | None,
     documents: tuple[int | None, int, str | None] | None = None,
     compat: str = "cs336",
     base: Tokenizer | None = None,
@@ -300,7 +302,7 @@ def _learn(
         vocab_size,
         special_tokens,
         min_frequency,
-        wanted(progress),
+        shown(progress),
         compat=compat,
         base=base,
         max_token_length=max_token_length,
@@ -313,7 +315,7 @@ def _counting(
     special_tokens: list[str],
     pattern: str,
     threads: int | None,
-    progress: bool,
+    progress: bool | None,
     documents: tuple[int | None, int, str | None] | None = None,
     compat: str = "cs336",
     base: Tokenizer | None = None,
@@ -324,7 +326,7 @@ def _counting(
     cut = [*(base.special_tokens if base is not None else ()), *special_tokens]
     cut = list(dict.fromkeys(cut)) if compat_mode.cuts_special_tokens(compat) else []
     counter = _counter(pattern, cut, threads)
-    show = wanted(progress)
+    show = shown(progress)
     paths, texts = _sources(files_or_texts)
     # A list of texts has a known size, so its bar has an ETA; an iterator's has none.
     text_total = (
@@ -693,10 +695,10 @@ def _tokenizer_from_counts(
     special_tokens: list[str],
     pattern: str,
     min_frequency: int,
-    progress: bool,
+    progress: bool | None,
 ) -> Tokenizer:
     """What train() does after counting: the merge loop, the vocab, the Tokenizer."""
     # stacklevel 6: the warning points at the caller of bytepair.train(..., engine="ray").
-    show = wanted(progress)
+    show = shown(progress)
     merges = _merges_from_counts(counts, vocab_size, special_tokens, min_frequency, show, 6)
     return _tokenizer(merges, special_tokens, pattern)
