@@ -135,3 +135,49 @@ def test_config_that_is_not_json_names_the_file(tmp_path):
     (tmp_path / "tokenizer_config.json").write_text("{oops", "utf-8")
     with pytest.raises(FormatError, match=r"tokenizer_config\.json: not valid JSON"):
         bytepair.Tokenizer.load(tmp_path)
+
+
+def test_load_then_save_keeps_the_keys_bytepair_does_not_write(tmp_path):
+    tutorial_tokenizer().save(f"{tmp_path}/")
+    path = tmp_path / "tokenizer_config.json"
+    config = json.loads(path.read_text("utf-8"))
+    config.update(model_max_length=32768, add_bos_token=False, padding_side="left")
+    path.write_text(json.dumps(config), "utf-8")
+    bytepair.Tokenizer.load(tmp_path / "tokenizer.json").save(tmp_path / "tokenizer.json")
+    assert json.loads(path.read_text("utf-8")) == config
+    hf = auto_tokenizer(tmp_path)
+    assert (hf.model_max_length, hf.padding_side) == (32768, "left")
+
+
+def test_saving_over_a_folder_merges_into_its_config(tmp_path):
+    path = tmp_path / "tokenizer_config.json"
+    mine = {
+        "model_max_length": 2048,
+        "chat_template": "MINE",
+        "bos_token": "<s>",  # not a token of the new tokenizer
+        "eos_token": "</s>",
+        "tokenizer_class": "LlamaTokenizer",
+    }
+    path.write_text(json.dumps(mine), "utf-8")
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=[EOT])
+    tok.save(tmp_path / "tokenizer.json")
+    config = json.loads(path.read_text("utf-8"))
+    assert config["model_max_length"] == 2048 and config["chat_template"] == "MINE"
+    assert config["eos_token"] == EOT and "bos_token" not in config
+    assert config["tokenizer_class"] == "PreTrainedTokenizerFast"  # a key bytepair writes
+    assert bytepair.Tokenizer.load(tmp_path).config.chat_template == "MINE"
+
+
+def test_a_config_template_beats_the_inferred_chatml(tmp_path):
+    # The tutorial tokenizer has ChatML's tokens and no template: save would write ChatML.
+    (tmp_path / "tokenizer_config.json").write_text('{"chat_template": "MINE"}', "utf-8")
+    files = tokenizer_config.config_file(tutorial_tokenizer(), str(tmp_path / "tokenizer.json"))
+    config = json.loads(files[str(tmp_path / "tokenizer_config.json")])
+    assert config["chat_template"] == "MINE" and config["eos_token"] == EOT
+
+
+def test_a_config_that_is_not_an_object_is_not_replaced(tmp_path):
+    (tmp_path / "tokenizer_config.json").write_text("[1, 2]", "utf-8")
+    with pytest.raises(FormatError, match=r"tokenizer_config\.json: expected a JSON object"):
+        tokenizer_config.config_file(tutorial_tokenizer(), str(tmp_path / "tokenizer.json"))
+    assert (tmp_path / "tokenizer_config.json").read_text("utf-8") == "[1, 2]"

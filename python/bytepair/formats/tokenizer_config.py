@@ -175,16 +175,67 @@ def tokenizer_json_path(path: str | os.PathLike) -> str:
     return name
 
 
-def write_beside(config: TokenizerConfig, tokenizer_json: str) -> str | None:
-    """Writes tokenizer_config.json beside a file named tokenizer.json (transformers' layout)
-    and returns its path; a tokenizer.json saved under another name gets none, so that
-    two tokenizers saved in one folder never share (and overwrite) one config."""
+def config_file(data, tokenizer_json: str) -> dict[str, bytes]:
+    """The tokenizer_config.json that ``save`` writes for ``data`` (a ``TokenizerData``, or
+    a Tokenizer) beside a file named tokenizer.json (transformers' layout), as
+    ``{path: content}`` for ``atomic.write_files`` with the tokenizer.json; a tokenizer.json
+    saved under another name gets none, so that two tokenizers saved in one folder never
+    share (and overwrite) one config.
+
+    A config already there is merged into, not replaced: the keys bytepair writes are
+    updated (the bos, eos, pad and unk tokens become ``to_save(data)``'s, set or left
+    out), and every other key (``model_max_length``, ``add_bos_token``, ...) is kept, as is
+    its chat template when ``data`` has none of its own.
+
+    >>> import bytepair, pathlib, tempfile
+    >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["</s>"])
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / CONFIG_NAME).write_text('{"model_max_length": 8, "pad_token": "<p>"}')
+    >>> doc = json.loads(config_file(tok, str(folder / TOKENIZER_NAME))[str(folder / CONFIG_NAME)])
+    >>> doc["model_max_length"], doc["eos_token"], "pad_token" in doc
+    (8, '</s>', False)
+    """
+    data = tokenizer_data.of(data)
+    config = to_save(data)
+    own = effective(data.config, dict(data.special_tokens or {})).chat_template
+    return _merged_beside(config, tokenizer_json, keep_template=own is None)
+
+
+def _merged_beside(config: TokenizerConfig, tokenizer_json: str, keep_template: bool):
     if os.path.basename(tokenizer_json) != TOKENIZER_NAME:
-        return None
+        return {}
     config_path = os.path.join(os.path.dirname(os.path.abspath(tokenizer_json)), CONFIG_NAME)
-    text = json.dumps(to_json(config), ensure_ascii=False, indent=2) + "\n"
-    write_files({config_path: text.encode("utf-8")})
-    return config_path
+    doc = _existing(config_path)
+    if keep_template and doc.get("chat_template") is not None:
+        config = dataclasses.replace(config, chat_template=None)  # the one there stays
+    for key in TOKEN_KEYS:
+        doc.pop(key, None)
+    doc.update(to_json(config))
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    return {config_path: text.encode("utf-8")}
+
+
+def _existing(config_path: str) -> dict:
+    """The config already at ``config_path`` to merge into (empty if none)."""
+    if not os.path.exists(config_path):
+        return {}
+    doc = read_json(config_path, "a tokenizer_config.json object")
+    if not isinstance(doc, dict):
+        raise FormatError(
+            f"{config_path}: expected a JSON object, got {type(doc).__name__}; saving keeps "
+            "the keys of the config already there, so fix or remove this file first"
+        )
+    return doc
+
+
+def write_beside(config: TokenizerConfig, tokenizer_json: str) -> str | None:
+    """Writes ``config`` as tokenizer_config.json beside a file named tokenizer.json, merged
+    into the config already there as ``config_file`` merges (its chat template kept when
+    ``config`` has none), and returns its path (None for a tokenizer.json of another
+    name)."""
+    files = _merged_beside(config, tokenizer_json, keep_template=config.chat_template is None)
+    write_files(files)
+    return next(iter(files), None)
 
 
 def to_save(data) -> TokenizerConfig:
