@@ -579,7 +579,9 @@ class Tokenizer:
         the whole file. A custom pattern has no provable cut: such a file is encoded on one
         thread, in steps, still in bounded memory. The array is uint16 when
         ``vocab_size <= 65536``, else uint32; it is written to a temporary file and renamed,
-        so a crash never leaves half an array.
+        so a crash never leaves half an array. An existing ``out_path`` is replaced (a
+        symbolic link's target, keeping its permissions), but never one of the input files
+        nor a file inside an input directory or glob: that is a ``CorpusError``.
         ``progress``: None shows a bar on stderr when it is a terminal; True always, False
         never; or a function called with (bytes done, bytes total).
 
@@ -594,6 +596,7 @@ class Tokenizer:
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         path, out_path = os.fspath(path), os.fspath(out_path)
+        documents.check_output(path, out_path)
         if document_separator is not None or not (
             os.path.isfile(path) and documents.kind(path) == "text"
         ):
