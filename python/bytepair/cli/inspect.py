@@ -4,19 +4,17 @@ scripts; with ``--audit``, its unreachable, undecodable, duplicated and unused t
 from __future__ import annotations
 
 import json
-import os
 
 from bytepair import audit
 from bytepair.cli import arguments, report
 from bytepair.cli.io import UsageError, info, load_tokenizer
-from bytepair.tokenizer import Tokenizer
 
 
 def add_parsers(sub, parents: arguments.Parents) -> None:
     """Registers ``inspect``."""
     p = sub.add_parser(
         "inspect",
-        parents=[parents.common],
+        parents=[parents.common, parents.load],
         help="vocab size, merges, longest tokens, lengths, scripts",
     )
     p.add_argument("tokenizer_file", nargs="?", metavar="TOKENIZER")
@@ -37,11 +35,6 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         help="with --audit: count the tokens on these files and list the unused ones",
     )
     p.add_argument("--json", action="store_true", help="with --audit: print the audit as JSON")
-    p.add_argument(
-        "--pattern",
-        help="the pattern of a rank file, which does not store it (Llama 3's tokenizer.model): "
-        "a wrong one makes thousands of tokens look unreachable",
-    )
     p.set_defaults(run=run)
 
 
@@ -51,14 +44,8 @@ def run(args) -> int:
         raise UsageError("inspect needs a tokenizer: bytepair inspect TOKENIZER")
     if (args.corpus or args.json) and not args.audit:
         raise UsageError("inspect: --corpus and --json go with --audit")
-    if args.pattern is None:
-        tok = load_tokenizer(spec)
-    elif os.path.isfile(spec):
-        tok = Tokenizer.load(spec, pattern=args.pattern)  # a tokenizer.json refuses it, named
-    else:
-        raise UsageError(
-            f"--pattern is for a rank file (.tiktoken, .model); {spec!r} is not a file"
-        )
+    # A wrong --pattern for a rank file makes thousands of tokens look unreachable.
+    tok = load_tokenizer(spec, arguments.load_options(args))
     if not args.audit:
         print(report.inspect_report(tok, args.show))
         return 0

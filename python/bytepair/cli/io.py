@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from bytepair.errors import TokenizerNotFoundError
+from bytepair.errors import BytepairError, TokenizerNotFoundError
 from bytepair.tokenizer import Tokenizer
 
 #: The exit status of a mistake the user can fix.
@@ -23,16 +23,31 @@ class UsageError(Exception):
     """A mistake on the command line; main() prints it as one line and exits with 2."""
 
 
-def load_tokenizer(spec: str) -> Tokenizer:
-    """A tokenizer from a file (any supported format) or a tiktoken encoding name."""
+def load_tokenizer(spec: str, options: Mapping[str, object] | None = None) -> Tokenizer:
+    """A tokenizer from a file (any supported format) or a tiktoken encoding name;
+    ``options`` (``arguments.load_options``) for a file that does not store them."""
     try:
-        return Tokenizer.load(spec)
+        return Tokenizer.load(spec, **(options or {}))
     except ImportError:
         raise UsageError(
             f"-t {spec}: loading tiktoken encodings needs tiktoken: pip install tiktoken"
         ) from None
     except TokenizerNotFoundError as e:
         raise UsageError(str(e)) from None
+
+
+def options_for(spec: str, options: Mapping[str, object]) -> Mapping[str, object]:
+    """``options`` if ``spec`` is a tokenizer that does not store its pattern and special
+    tokens (a rank file, GPT-2 files), else none: for commands that load several."""
+    from bytepair import formats
+
+    if not options:
+        return options
+    try:
+        stored = formats.stores_settings(spec)
+    except (BytepairError, OSError):
+        return options  # loading it names what is wrong
+    return {} if stored else options
 
 
 def format_for(path: str, given: str | None) -> str:

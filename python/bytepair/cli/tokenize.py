@@ -52,7 +52,7 @@ def run(args) -> int:
     if args.file is not None and args.text is not None:
         raise UsageError("tokenize takes TEXT or --file, not both")
     check_output(args.html)
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.file is not None:
         data = read_input(args.file)
     elif args.text is not None:
@@ -103,7 +103,7 @@ def tokenize_chat(args) -> int:
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UsageError(f"--chat {args.chat}: not valid JSON ({e})") from None
     messages = doc.get("messages") if isinstance(doc, dict) else doc
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     template = args.chat_template
     if template is not None and os.path.isfile(template):
         template = Path(template).read_text(encoding="utf-8")

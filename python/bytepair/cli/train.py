@@ -12,6 +12,7 @@ from bytepair.cli.io import (
     check_output,
     format_for,
     load_tokenizer,
+    options_for,
     plural,
     show_progress,
 )
@@ -155,7 +156,7 @@ def run(args) -> int:
         seed=args.seed,
         document_separator=args.document_separator,
         compat=args.compat,
-        base=load_tokenizer(args.base) if args.base else None,
+        base=_base(args),
         max_token_length=args.max_token_length,
         text_field=args.text_field,
         superword_transition=args.superword_transition,
@@ -192,3 +193,11 @@ def run(args) -> int:
     )
     print("\n".join(lines))
     return 0
+
+
+def _base(args):
+    """The tokenizer --base names; a rank file, which stores no pattern, takes --pattern."""
+    if not args.base:
+        return None
+    given = {"pattern": args.pattern} if args.pattern else {}
+    return load_tokenizer(args.base, options_for(args.base, given))

