@@ -115,7 +115,11 @@ def _dead_pid() -> int:
 
 def test_a_write_removes_the_temporaries_a_killed_writer_left(tmp_path, tok):
     dead = _dead_pid()
-    stale = [f".ids.npy.tmp-{dead}", f".ids.npy.tmp-{dead}-0123456789ab"]
+    stale = [
+        f".ids.npy.tmp-{dead}",
+        f".ids.npy.tmp-{dead}-0123456789ab",
+        f"..ids.npy.tmp-{dead}-0123456789ab.tmp-{dead}-ba9876543210",  # staged ids' own
+    ]
     kept = [f".ids.npy.tmp-{os.getppid()}-0123456789ab", f".other.npy.tmp-{dead}-0123456789ab"]
     for name in stale + kept:
         (tmp_path / name).write_bytes(b"half an array")

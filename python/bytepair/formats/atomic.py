@@ -60,15 +60,20 @@ def target(path: str | os.PathLike) -> str:
 def temp_owner(name: str, base: str | None = None) -> int | None:
     """The pid of the process that writes the temporary file ``name`` (a file name, in a
     directory), or None if ``name`` is no temporary file (of destination ``base``, if
-    given).
+    given; a temporary file of one of its temporary files counts: the ids a corpus's
+    text file stages beside the output are one).
 
     >>> temp_owner(".ids.npy.tmp-4242-0a1b"), temp_owner(".ids.npy.tmp-4242", "ids.npy")
     (4242, 4242)
+    >>> temp_owner("..ids.npy.tmp-7-0a1b.tmp-7-2c3d", "ids.npy")
+    7
     >>> temp_owner("ids.npy"), temp_owner(".ids.npy.tmp-4242", "other.npy")
     (None, None)
     """
     match = _TEMP.fullmatch(name)
-    if match is None or (base is not None and match[1] != base):
+    if match is None:
+        return None
+    if base is not None and match[1] != base and temp_owner(match[1], base) is None:
         return None
     return int(match[2])
 
