@@ -131,6 +131,17 @@ def test_missing_file_is_a_corpus_error_naming_it(tmp_path, tok):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_glob_that_matches_nothing_says_so_for_train_as_for_encode_file(tmp_path, tok):
+    glob = str(tmp_path / "*.zzz")
+    for call in (
+        lambda: bytepair.train(glob, vocab_size=300, progress=False),
+        lambda: bytepair.train([glob], vocab_size=300, progress=False),
+        lambda: tok.encode_file(glob, tmp_path / "ids.npy"),
+    ):
+        with pytest.raises(CorpusError, match=r"corpus glob '.*\*\.zzz' matches no files"):
+            call()
+
+
 # As root, chmod 000 does not stop reads (CAP_DAC_OVERRIDE). The child drops the two
 # capabilities that bypass file permissions (capset(2)), so the file is really unreadable.
 UNREADABLE_SCRIPT = r"""

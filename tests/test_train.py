@@ -366,7 +366,9 @@ def test_bad_arguments_raise_typed_errors(tmp_path):
 def test_a_missing_corpus_path_is_an_error_not_text(corpus, tmp_path, monkeypatch):
     # Strings that look like file names must not be trained on as their own text.
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(bytepair.CorpusError, match="not found"):
+    with pytest.raises(
+        bytepair.CorpusError, match="does not exist; to train on these strings as text"
+    ):
         bytepair.train(corpus, vocab_size=300, progress=False)
 
 

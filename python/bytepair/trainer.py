@@ -505,7 +505,7 @@ def _checked_path(path: str | os.PathLike) -> str:
     if os.path.isdir(path):
         raise CorpusError(f"corpus {path!r} is a directory; pass the files inside it")
     if not os.path.exists(path):
-        raise CorpusError(f"corpus file {path!r} does not exist")
+        raise corpus_docs.not_found(path)
     if not os.path.isfile(path):
         # A pipe (`<(xzcat corpus.xz)`), socket or device reports size 0 and cannot be
         # memory-mapped: counting it would silently learn nothing.
@@ -553,7 +553,7 @@ def _sources(files_or_texts) -> tuple[list[str | Shard], Iterable[str | bytes] |
         ):
             missing = [x for x in strings if not _is_file_name(x)]
             raise CorpusError(
-                f"corpus file not found: {missing[0]!r}"
+                f"{corpus_docs.not_found(missing[0])}"
                 + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                 + "; to train on these strings as text, pass an iterator: iter([...])"
             )
