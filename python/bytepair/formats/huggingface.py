@@ -274,10 +274,14 @@ def to_json(data) -> dict:
     }
 
 
+def render(data) -> bytes:
+    """``data`` (a ``TokenizerData``, or a Tokenizer) as the bytes of a tokenizer.json."""
+    return (json.dumps(to_json(data), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
 def write(data, path: str | os.PathLike) -> None:
     """Writes ``data`` (a ``TokenizerData``, or a Tokenizer) as tokenizer.json, atomically."""
-    text = json.dumps(to_json(data), ensure_ascii=False, indent=2)
-    write_files({path: (text + "\n").encode("utf-8")})
+    write_files({path: render(data)})
 
 
 # -- reading ------------------------------------------------------------------------------
