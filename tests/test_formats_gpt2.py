@@ -187,3 +187,16 @@ def test_gpt2_files_take_the_names_given(tmp_path):
     assert bytepair.Tokenizer.from_files(vocab, merges, [EOT]).encode(text) == tok.encode(text)
     with pytest.raises(bytepair.FormatError, match="must hold 'vocab'"):
         tok.save(tmp_path / "tokens.json", format="gpt2")
+
+
+def test_load_reads_the_pair_save_writes(tmp_path):
+    tok = trained()
+    pair = (tmp_path / "v.json", tmp_path / "m.txt")
+    tok.save(pair)
+    back = bytepair.Tokenizer.load(pair)
+    assert dict(back.vocab) == dict(tok.vocab) and back.merges == tok.merges
+    assert back.special_tokens == tok.special_tokens
+    # Alone, the vocab is no tokenizer.json: the message says what it is and how to load it.
+    with pytest.raises(FormatError, match=r"looks like a GPT-2 vocab.json") as err:
+        bytepair.Tokenizer.load(pair[0])
+    assert "Tokenizer.load((" in str(err.value) and "missing key" not in str(err.value)

@@ -126,18 +126,19 @@ def stores_settings(path) -> str | None:
 
 
 def load(
-    path: str | os.PathLike,
+    path: str | os.PathLike | tuple[str | os.PathLike, str | os.PathLike],
     *,
     special_tokens: Sequence[str] | Mapping[str, int] | None = None,
     pattern: str | None = None,
 ) -> TokenizerData:
-    """Reads a tokenizer file, detecting its format.
+    """Reads a tokenizer file, detecting its format; a pair ``(vocab_path, merges_path)``
+    names GPT-2 files, as ``save`` writes them.
 
     ``special_tokens`` and ``pattern`` are for the formats that do not store them
     (``.tiktoken``, GPT-2 files); a tokenizer.json carries its own and refuses them.
     A tiktoken encoding name (``"o200k_base"``) that is no file loads through tiktoken.
     """
-    from bytepair.formats import tiktoken
+    from bytepair.formats import gpt2, tiktoken
 
     if special_tokens is not None or pattern is not None:
         kind = stores_settings(path)
@@ -147,6 +148,8 @@ def load(
                 "pass special_tokens= or pattern= (at the command line: --special-token, "
                 "--pattern)"
             )
+    if isinstance(path, (tuple, list)):
+        return gpt2.load(path, special_tokens=special_tokens, pattern=pattern or "gpt2")
     if isinstance(path, str) and path in tiktoken.NAMES and not os.path.exists(path):
         return tiktoken.from_name(path)
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
@@ -157,6 +160,7 @@ def load(
         from bytepair.formats.jsonfile import read_tokenizer_json
 
         doc = read_tokenizer_json(path, "a tokenizer.json or a Tekken file")
+        _check_not_a_vocab(doc, os.fspath(path))
         if tekken.is_tekken(doc):
             vocab, specials, tekken_pattern = tekken.read_data(doc, os.fspath(path))
             name = os.fspath(path)
@@ -175,10 +179,25 @@ def load(
         return data if config is None else dataclasses.replace(data, config=config)
     if fmt == "tiktoken":
         return tiktoken.read(path, special_tokens=special_tokens, pattern=pattern)
+    return gpt2.load(path, special_tokens=special_tokens, pattern=pattern or "gpt2")
+
+
+def _check_not_a_vocab(doc: object, name: str) -> None:
+    """A JSON object without ``model`` that is a GPT-2 vocab.json (token -> id): say so, not
+    that a tokenizer.json's key is missing."""
     from bytepair.formats import gpt2
 
-    directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    return gpt2.load(directory, special_tokens=special_tokens, pattern=pattern or "gpt2")
+    if not isinstance(doc, dict) or not doc or "model" in doc:
+        return
+    if all(isinstance(i, int) and not isinstance(i, bool) for i in doc.values()):
+        try:
+            merges = gpt2.paths(name)[1]
+        except FormatError:  # no "vocab" in the name to make a merges name of
+            merges = os.path.join(os.path.dirname(name), "merges.txt")
+        raise FormatError(
+            f"{name}: looks like a GPT-2 vocab.json (token -> id), not a tokenizer.json; load "
+            f"it with its merges: Tokenizer.load(({name!r}, {merges!r}))"
+        )
 
 
 def save_format(path) -> str:

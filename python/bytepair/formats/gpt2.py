@@ -233,17 +233,17 @@ def special_candidates(vocab: Mapping[int, bytes], merges: Sequence[Merge]) -> l
 
 
 def load(
-    directory: str | os.PathLike,
+    path,
     special_tokens: Sequence[str] | None = None,
     pattern: str = "gpt2",
 ) -> TokenizerData:
-    """The data of ``directory/vocab.json`` + ``directory/merges.txt``.
+    """The data of a GPT-2 pair: ``path/vocab.json`` + ``path/merges.txt`` for a directory,
+    else the files ``paths(path)`` names (a pair, or a vocab file with its merges beside).
 
     ``special_tokens=None`` takes every vocab entry that no merge produces (GPT-2's
     ``<|endoftext|>``) as a special token.
     """
-    vocab_path = os.path.join(directory, "vocab.json")
-    merges_path = os.path.join(directory, "merges.txt")
+    vocab_path, merges_path = paths(path)
     vocab, merges = read(vocab_path, merges_path)
     if special_tokens is None:
         special_tokens = special_candidates(vocab, merges)
