@@ -200,3 +200,58 @@ def test_load_reads_the_pair_save_writes(tmp_path):
     with pytest.raises(FormatError, match=r"looks like a GPT-2 vocab.json") as err:
         bytepair.Tokenizer.load(pair[0])
     assert "Tokenizer.load((" in str(err.value) and "missing key" not in str(err.value)
+
+
+def test_from_files_refuses_a_truncated_merges_txt_as_load_does(tmp_path):
+    tok = trained()
+    tok.save(tmp_path / "d", format="gpt2")
+    merges = tmp_path / "d" / "merges.txt"
+    lines = merges.read_text("utf-8").splitlines(keepends=True)
+    merges.write_text("".join(lines[:4]), "utf-8")  # the version line and three merges
+    # 600 tokens, 256 bytes, 1 special token, 3 merges left: 340 tokens no merge builds.
+    for load in (
+        lambda: bytepair.Tokenizer.from_files(tmp_path / "d" / "vocab.json", merges),
+        lambda: bytepair.Tokenizer.load(tmp_path / "d"),
+    ):
+        with pytest.raises(FormatError, match=r"no merge builds 340 tokens.*looks truncated"):
+            load()
+
+
+def _save_as_the_tutorial_does(vocab, merges, vocab_path, merges_path):
+    # The Qwen tutorial's save_vocab_and_merges, statement for statement.
+    vocab_str = {idx: token.decode("utf-8", errors="replace") for idx, token in vocab.items()}
+    with open(vocab_path, "w", encoding="utf-8") as f:
+        json.dump(vocab_str, f, ensure_ascii=False, indent=2)
+    with open(merges_path, "w", encoding="utf-8") as f:
+        for merge in merges:
+            part1 = merge[0].decode("utf-8", errors="replace")
+            part2 = merge[1].decode("utf-8", errors="replace")
+            f.write(f"{part1} {part2}\n")
+
+
+def test_a_vocab_saved_as_the_tutorial_saves_it_is_called_inverted(tmp_path):
+    """id -> text, decoded with errors='replace': every token that is not whole UTF-8 lost
+    its bytes, so the files are refused, saying why, rather than read into another
+    tokenizer."""
+    text = corpus_sample("en-prose", 20_000) + corpus_sample("zh-prose", 20_000)
+    tok = bytepair.train([text], 600, special_tokens=[EOT], progress=False)
+    vocab = dict(tok.vocab)
+    lost = []
+    for i, token in sorted(vocab.items()):
+        try:
+            token.decode("utf-8")
+        except UnicodeDecodeError:
+            lost.append(i)
+    assert len(lost) > 128  # the bytes from 0x80 on, and pieces of Chinese characters
+    pair = (tmp_path / "gpt2_vocab.json", tmp_path / "gpt2_merges.txt")
+    _save_as_the_tutorial_does(vocab, tok.merges, *pair)
+    for load in (
+        lambda: bytepair.Tokenizer.from_files(*pair),
+        lambda: bytepair.Tokenizer.load(pair),
+    ):
+        with pytest.raises(FormatError) as err:
+            load()
+        message = str(err.value)
+        assert message.startswith(f"{pair[0]}: maps ids to tokens")
+        assert f"{len(lost)} of its tokens (first: id '{lost[0]}') are U+FFFD" in message
+        assert "tok.save(('vocab.json', 'merges.txt'))" in message

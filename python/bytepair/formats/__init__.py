@@ -183,12 +183,13 @@ def load(
 
 
 def _check_not_a_vocab(doc: object, name: str) -> None:
-    """A JSON object without ``model`` that is a GPT-2 vocab.json (token -> id): say so, not
-    that a tokenizer.json's key is missing."""
+    """A JSON object without ``model`` that is a GPT-2 vocab.json (token -> id), or one
+    inverted (id -> token): say so, not that a tokenizer.json's key is missing."""
     from bytepair.formats import gpt2
 
     if not isinstance(doc, dict) or not doc or "model" in doc:
         return
+    gpt2.check_not_inverted(doc, name)
     if all(isinstance(i, int) and not isinstance(i, bool) for i in doc.values()):
         try:
             merges = gpt2.paths(name)[1]

@@ -55,12 +55,16 @@ def to_bytes(text: str, where: str) -> bytes:
 
 
 def read(
-    vocab_path: str | os.PathLike, merges_path: str | os.PathLike
+    vocab_path: str | os.PathLike,
+    merges_path: str | os.PathLike,
+    special_tokens: Sequence[str] = (),
 ) -> tuple[dict[int, bytes], list[Merge]]:
     """Reads and validates ``vocab.json`` and ``merges.txt``: (id -> bytes, merges).
 
     Special tokens stay in the vocab as ordinary entries (``<|endoftext|>`` is ASCII, so it
-    reads as its own bytes).
+    reads as its own bytes). A token of several bytes that no merge builds must be one of
+    ``special_tokens`` or look like one (``<|endoftext|>``, ``[CLS]``): any other means
+    merges.txt lost lines, and is refused.
     """
     vocab = read_vocab(vocab_path)
     merges = read_merges(merges_path)
@@ -72,7 +76,32 @@ def read(
                     f"{os.fspath(merges_path)}, line {n}: merge {to_text(a)} {to_text(b)} needs "
                     f"the token {to_text(part)!r}, which is not in {os.fspath(vocab_path)}"
                 )
-    return vocab, [m for _, m in merges]
+    merges = [m for _, m in merges]
+    _check_complete(vocab, merges, special_tokens, vocab_path, merges_path)
+    return vocab, merges
+
+
+def _check_complete(vocab, merges, special_tokens, vocab_path, merges_path) -> None:
+    made = {a + b for a, b in merges}
+    given = {t.encode("utf-8") for t in special_tokens}
+    odd = []
+    for i in sorted(vocab):
+        token = vocab[i]
+        if len(token) < 2 or token in made or token in given:
+            continue
+        try:
+            text = token.decode("utf-8")
+        except UnicodeDecodeError:
+            odd.append(token)
+            continue
+        if not _SPECIAL_SHAPE.fullmatch(text):
+            odd.append(text)
+    if odd:
+        raise FormatError(
+            f"{os.fspath(merges_path)}: no merge builds {len(odd)} tokens of "
+            f"{os.fspath(vocab_path)} (first: {odd[0]!r}); merges.txt looks truncated. If "
+            "those are special tokens, pass special_tokens=[...] explicitly"
+        )
 
 
 def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
@@ -88,8 +117,45 @@ def read_vocab(path: str | os.PathLike) -> dict[int, bytes]:
 
 def vocab_from_json(data: Mapping[str, object], where: str) -> dict[int, bytes]:
     """Validates token -> id (tokens in the alphabet) and returns id -> bytes."""
+    check_not_inverted(data, where)
     check_json_ids(data, where)
     return {i: to_bytes(text, f"{where}: a key") for text, i in data.items()}
+
+
+def check_not_inverted(data: Mapping[str, object], where: str) -> None:
+    """FormatError for a map of id -> token (``{"0": "!", ...}``), the inverse of
+    vocab.json, as tutorials save it with ``token.decode("utf-8", errors="replace")``.
+
+    Such a file cannot be read exactly: every token that is not whole UTF-8 (the 128 bytes
+    from 0x80 on, pieces of characters) has become U+FFFD, and its merges file, raw text
+    joined by a space, cannot say where a token with a space or a newline ends.
+
+    >>> try:
+    ...     check_not_inverted({"0": "!", "1": "?"}, "v.json")
+    ... except FormatError as e:
+    ...     print(str(e)[:60])
+    v.json: maps ids to tokens ({'0': '!', ...}), the inverse of
+    """
+    if not data or not all(
+        isinstance(k, str) and k.isascii() and k.isdigit() and isinstance(v, str)
+        for k, v in data.items()
+    ):
+        return
+    lost = [k for k, v in data.items() if "\ufffd" in v]
+    first_key, first = next(iter(data.items()))
+    what = (
+        f"{len(lost)} of its tokens (first: id {lost[0]!r}) are U+FFFD, their bytes lost to a "
+        "decode(errors='replace'), so it cannot be read exactly"
+        if lost
+        else "its merges, raw text joined by a space, cannot say where a token with a space "
+        "ends, so it is not read"
+    )
+    raise FormatError(
+        f"{where}: maps ids to tokens ({{{first_key!r}: {first!r}, ...}}), the inverse of "
+        f"GPT-2's vocab.json (token -> id); {what}. Build bytepair.Tokenizer(vocab, merges) "
+        "from the vocab and merges in memory and save it: tok.save(('vocab.json', "
+        "'merges.txt'))"
+    )
 
 
 def check_json_ids(data: Mapping[str, object], where: str) -> None:
@@ -244,18 +310,10 @@ def load(
     ``<|endoftext|>``) as a special token.
     """
     vocab_path, merges_path = paths(path)
-    vocab, merges = read(vocab_path, merges_path)
+    vocab, merges = read(vocab_path, merges_path, special_tokens or ())
     if special_tokens is None:
+        # `read` let through only unbuilt tokens shaped like a control token.
         special_tokens = special_candidates(vocab, merges)
-        # Only text shaped like a control token (<|endoftext|>, <s>, [CLS]) is taken for a
-        # special token; any other unbuilt token means merges.txt lost lines.
-        odd = [t for t in special_tokens if not _SPECIAL_SHAPE.fullmatch(t)]
-        if odd:
-            raise FormatError(
-                f"{merges_path}: no merge builds {len(odd)} tokens of {vocab_path} (first: "
-                f"{odd[0]!r}); merges.txt looks truncated. If those are special tokens, "
-                "pass special_tokens=[...] explicitly"
-            )
     # A damaged vocab.json (a byte missing, say) is named in the error.
     data = TokenizerData(
         vocab, merges, list(special_tokens), pattern, error_names=((VocabError, vocab_path),)
