@@ -103,3 +103,20 @@ def test_plain_tokenize_escapes_the_separator(tmp_path):
     assert [p.replace("\0", "\\").replace("\\|", "|") for p in pieces] == [
         "a", "||", "b", " ", "\\", "|",
     ]  # fmt: skip
+
+
+def test_tokenize_escapes_every_control_character(tmp_path):
+    """C0 controls, DEL and C1 controls (ESC starts a terminal escape sequence, NEL and CSI
+    are C1) are shown as escapes, as tab, newline and carriage return are, never raw."""
+    vocab = {i: bytes([i]) for i in range(256)} | {256: "\x85".encode(), 257: "\x9b".encode()}
+    path = tmp_path / "c1.json"
+    bytepair.Tokenizer(vocab, [(b"\xc2", b"\x85"), (b"\xc2", b"\x9b")]).save(path)
+    text = "a\tb\x1b[31mc\x00d\x85e\x7f\x9b\r\n"
+    (tmp_path / "in.txt").write_text(text, "utf-8")
+    plain = ok(run("tokenize", "-t", path, "-f", tmp_path / "in.txt", "--no-ids"))
+    assert plain.splitlines()[0] == r"a|\t|b|\x1b|[|3|1|m|c|\x00|d|\x85|e|\x7f|\x9b|\r|\n"
+    coloured = ok(run("tokenize", "-t", path, "-f", tmp_path / "in.txt", "--color", "always"))
+    # Only the colours' own escape sequences, and the newlines of the layout, are raw.
+    bare = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
+    assert not [ch for ch in bare if ch != "\n" and (ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0)]
+    assert bare.startswith(r"a\tb\x1b[31mc\x00d\x85e\x7f\x9b\r\n")

@@ -34,13 +34,24 @@ _CJK = (
 _MONO = f'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", {_CJK}, monospace'
 _SANS = f'system-ui, "Segoe UI", Roboto, "Helvetica Neue", Arial, {_CJK}, sans-serif'
 
-# Whitespace that would vanish or move the cursor gets a visible stand-in; the newline is
-# kept after its symbol so the layout of the text survives.
-_VISIBLE = {"\n": "\\n\n", "\t": "\\t", "\r": "\\r"}
+# Every control character gets a visible stand-in: C0, DEL and C1 would vanish, move the
+# cursor or (ESC, C1's CSI) start a terminal escape sequence taken from the text. The
+# newline is kept after its symbol so the layout of the text survives.
+_VISIBLE = {chr(c): f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
+    "\n": "\\n\n",
+    "\t": "\\t",
+    "\r": "\\r",
+}
+_VISIBLE_TABLE = str.maketrans(_VISIBLE)
 
 
 def _visible(text: str) -> str:
-    return "".join(_VISIBLE.get(ch, ch) for ch in text)
+    r"""``text`` with its control characters escaped.
+
+    >>> print(_visible("a\tb\x1b[31mc\x00\x85\x7f"))
+    a\tb\x1b[31mc\x00\x85\x7f
+    """
+    return text.translate(_VISIBLE_TABLE)
 
 
 def plain(tokens: Sequence[bytes], sep: str = "|") -> str:
