@@ -16,6 +16,32 @@ def tok():
     return Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>"])
 
 
+def test_encode_file_refuses_its_own_input(tmp_path, tok):
+    (tmp_path / "in.txt").write_text("precious")
+    (tmp_path / "in.jsonl").write_text('{"text": "precious"}\n')
+    (tmp_path / "alias.txt").symlink_to("in.txt")
+    for src, out in [("in.txt", "in.txt"), ("in.jsonl", "in.jsonl"), ("in.txt", "alias.txt")]:
+        with pytest.raises(CorpusError, match=f"output .*{out}' is the input file .*{src}'"):
+            tok.encode_file(tmp_path / src, tmp_path / out)
+    assert (tmp_path / "in.txt").read_text() == "precious"
+    assert (tmp_path / "in.jsonl").read_text() == '{"text": "precious"}\n'
+
+
+def test_encode_file_refuses_an_output_inside_its_corpus(tmp_path, tok):
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "a.txt").write_text("the cat")
+    for out in (data / "ids.npy", data / "sub" / "ids.npy"):
+        with pytest.raises(CorpusError, match="is inside the corpus directory"):
+            tok.encode_file(data, out)
+    for out in (data / "ids.npy", data / "sub" / "ids.npy"):
+        with pytest.raises(CorpusError, match="is matched by the corpus glob"):
+            tok.encode_file(data / "*", out)
+    assert sorted(os.listdir(data)) == ["a.txt", "sub"]
+    assert tok.encode_file(data / "*.txt", data / "ids.npy") == 7  # the glob leaves it out
+    assert tok.encode_file(data / "*.txt", data / "ids.npy") == 7
+
+
 @pytest.mark.parametrize(
     "corpus, out, refused",
     [
