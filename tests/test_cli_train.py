@@ -63,7 +63,8 @@ def test_train_holds_the_tail_out(tmp_path):
 def test_train_is_quiet_when_asked(tmp_path, en_corpus):
     proc = run("train", en_corpus, "-o", tmp_path / "t.json", "--vocab-size", 280, "--quiet")
     ok(proc)
-    assert proc.stderr == b""
+    assert proc.stderr == b"" and proc.stdout == b""  # no summary either
+    assert bytepair.Tokenizer.load(tmp_path / "t.json").vocab_size == 280
 
 
 def test_train_shows_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, en_corpus):
@@ -84,7 +85,7 @@ def corpus(tmp_path_factory):
 
 def test_cli_and_python_train_the_same_tokenizer_by_default(tmp_path, corpus):
     out = tmp_path / "cli.json"
-    text = ok(run("train", corpus, "-o", out, "--vocab-size", 400, "--special-token", EOT, "-q"))
+    text = ok(run("train", corpus, "-o", out, "--vocab-size", 400, "--special-token", EOT))
     in_python = bytepair.train([corpus], 400, special_tokens=[EOT], progress=False)
     assert bytepair.Tokenizer.load(out).merges == in_python.merges
     assert "held out" not in text and "--holdout 0.01" in text
@@ -98,7 +99,7 @@ def test_cli_sample_documents_equals_python(tmp_path):
     text = ok(
         run(
             "train", path, "-o", out, "--vocab-size", 400, "--special-token", EOT,
-            "--sample-documents", 20, "--seed", 3, "-q",
+            "--sample-documents", 20, "--seed", 3,
         )
     )  # fmt: skip
     assert "trained on      20 of 60 documents (a random sample), seed 3" in text, text
@@ -107,7 +108,7 @@ def test_cli_sample_documents_equals_python(tmp_path):
     )
     assert bytepair.Tokenizer.load(out).merges == in_python.merges
     text = ok(run("train", path, "-o", out, "--vocab-size", 300, "--special-token", EOT,
-                  "--sample-documents", 100, "-q"))  # fmt: skip
+                  "--sample-documents", 100))  # fmt: skip
     assert "trained on      all 60 documents" in text, text
 
 

@@ -106,7 +106,10 @@ def parents() -> Parents:
     """The shared parent parsers, built afresh for each top-level parser."""
     common = Parser(add_help=False)
     common.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress bars or status lines"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars, status lines or summary (errors and warnings still show)",
     )
     load = Parser(add_help=False)
     load.add_argument(

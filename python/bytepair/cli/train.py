@@ -191,7 +191,8 @@ def run(args) -> int:
         "longest tokens  "
         + "  ".join(report.token_repr(b) for _, b in report.longest_tokens(tok, args.show))
     )
-    print("\n".join(lines))
+    if not args.quiet:  # -q: nothing but errors and warnings
+        print("\n".join(lines))
     return 0
 
 
