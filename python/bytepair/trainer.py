@@ -437,6 +437,7 @@ def _merges_from_counts(
         if compat == "huggingface":
             # HF's ids for the bytes and special tokens break its ties (bytepair.compat).
             start = (list(compat_mode.huggingface_start(special_tokens).items()), [])
+    empty = len(counts) == 0  # read before the merge loop consumes the counts
     rules = compat_mode.core_rules(compat, max_token_length)
     with Bar("merging", total=wanted_new, unit="merges", enabled=show) as bar:
         # consume: the merge loop builds its own pre-token table; freeing the counts' copy
@@ -455,7 +456,15 @@ def _merges_from_counts(
     if compat == "huggingface":  # HF counts new tokens: a merge may rebuild an old one
         made = len(compat_mode.new_ids(compat, dict(start[0]), merges, 1 << 40))
         unit = "new tokens"
-    if made < wanted_new:
+    if made < wanted_new and empty:
+        warnings.warn(
+            f"training stopped after 0 of {wanted_new} {unit}: the corpus is empty (no "
+            f"text outside the special tokens), so the vocab has {vocab_size - wanted_new} "
+            f"tokens instead of {vocab_size}; check the files or texts passed",
+            TrainingWarning,
+            stacklevel=stacklevel,
+        )
+    elif made < wanted_new:
         # min_frequency=1 stops only when no pair is left at all: a lower one cannot help.
         fix = (
             "use a larger corpus or a lower min_frequency"
