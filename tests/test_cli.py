@@ -97,6 +97,23 @@ def test_compare_tables_and_plot(tmp_path, cat_tok, en_tok):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_compare_labels_two_trainings_by_their_folders(tmp_path, cat_tok, en_tok):
+    """Two tokenizer.json files in two folders: each column is named by its folder, the
+    same way; so are corpora of one name."""
+    for name, tok in (("A", cat_tok), ("B", en_tok)):
+        (tmp_path / name).mkdir()
+        bytepair.Tokenizer.load(tok).save(tmp_path / name / "tokenizer.json")
+        (tmp_path / name / "c.txt").write_text("the cat sat on the mat\n")
+    a, b = tmp_path / "A" / "tokenizer.json", tmp_path / "B" / "tokenizer.json"
+    corpora = [tmp_path / "A" / "c.txt", tmp_path / "B" / "c.txt"]
+    out = ok(run("compare", a, b, "--corpus", *corpora, cwd=tmp_path))
+    header = out.splitlines()[1].split()
+    assert header == ["corpus", "A/tokenizer.json", "B/tokenizer.json"]
+    rows = [line.split()[0] for line in out.splitlines()[2:4]]
+    assert rows == ["A/c.txt", "B/c.txt"]
+    assert_usage_error(run("compare", a, a, "--corpus", corpora[0]), "given twice")
+
+
 def test_compare_plot_without_matplotlib_says_how_to_install(tmp_path, cat_tok):
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat\n")

@@ -180,9 +180,9 @@ def run(args) -> int:
             "(a rank file, GPT-2 files), and none of these is one"
         )
     tokenizers: dict[str, Tokenizer] = {}
-    for spec in names:
+    for spec, label in zip(names, labels(names, "tokenizer"), strict=True):
         info(args, f"loading {spec}")
-        tokenizers[_short_name(spec, tokenizers)] = load_tokenizer(spec, per_spec[spec])
+        tokenizers[label] = load_tokenizer(spec, per_spec[spec])
     # Parity compares translations: cut at --max-bytes they would stop at different places.
     limit = None if args.max_bytes <= 0 or args.reference else args.max_bytes
     paths = list(args.corpus)
@@ -197,7 +197,7 @@ def run(args) -> int:
     for path in paths:
         if not os.path.isfile(path):
             raise UsageError(f"corpus {path!r} does not exist or is not a file")
-        name = _short_name(path, corpora)
+    for path, name in zip(paths, labels(paths, "corpus"), strict=True):
         corpora[name] = read_corpus(path, limit)
         if path == args.reference:
             reference = name
@@ -236,7 +236,25 @@ def run(args) -> int:
     return 0
 
 
-def _short_name(spec: str, taken) -> str:
-    """A file's name for a table column, or the whole path when that name is taken."""
-    name = Path(spec).name if os.path.exists(spec) else spec
-    return spec if name in taken else name
+def labels(specs: list[str], what: str) -> list[str]:
+    """Column and row names: a file's shortest path suffix that no other's shares (names
+    of tiktoken encodings as given); UsageError for one given twice.
+
+    >>> labels(["a/tokenizer.json", "b/tokenizer.json", "o200k_base"], "tokenizer")
+    ['a/tokenizer.json', 'b/tokenizer.json', 'o200k_base']
+    >>> labels(["runs/x/en.txt", "runs/y/en.txt", "zh.txt"], "corpus")
+    ['x/en.txt', 'y/en.txt', 'zh.txt']
+    """
+    parts = [Path(s).parts for s in specs]
+    for i, p in enumerate(parts):
+        if p in parts[:i]:
+            raise UsageError(f"compare: {what} {specs[i]!r} is given twice")
+    take = [1] * len(specs)
+    while True:
+        shown = [str(Path(*p[-k:])) for p, k in zip(parts, take, strict=True)]
+        clashes = [i for i, label in enumerate(shown) if shown.count(label) > 1]
+        grow = [i for i in clashes if take[i] < len(parts[i])]
+        if not grow:  # distinct paths part at last: a whole path against a longer one's suffix
+            return shown
+        for i in grow:
+            take[i] += 1
