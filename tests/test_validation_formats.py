@@ -10,7 +10,7 @@ import warnings
 import bytepair
 import pytest
 from bytepair import Tokenizer
-from bytepair.errors import PatternError
+from bytepair.errors import FormatError, PatternError
 from bytepair.formats import huggingface
 
 BYTES = {i: bytes([i]) for i in range(256)}
@@ -47,3 +47,16 @@ def test_json_files_with_a_utf8_byte_order_mark_read_as_without_it(tok, tmp_path
     again = Tokenizer.from_files(tmp_path / "bom" / "vocab.json", tmp_path / "gpt2" / "merges.txt")
     assert again.encode(" ab ab") == [257, 257]
     assert isinstance(again, bytepair.Tokenizer)
+
+
+def test_from_files_takes_an_odd_token_named_as_special_for_a_special_token(tmp_path):
+    # "END" is no merge's result and not shaped like <...>: unnamed, it looks like a cut
+    # merges.txt; named in special_tokens, it is that special token.
+    tok = Tokenizer(BYTES | {256: b"ab", 257: b"END"}, [(b"a", b"b")], special_tokens=["END"])
+    tok.save((tmp_path / "vocab.json", tmp_path / "merges.txt"), format="gpt2")
+    pair = (tmp_path / "vocab.json", tmp_path / "merges.txt")
+    with pytest.raises(FormatError, match="looks truncated"):
+        Tokenizer.from_files(*pair)
+    again = Tokenizer.from_files(*pair, special_tokens=["END"])
+    assert again.special_tokens == {"END": 257}
+    assert again.encode("abEND", allowed_special="all") == [256, 257]

@@ -721,14 +721,17 @@ class Tokenizer:
     @classmethod
     def load(
         cls,
-        path: str | os.PathLike,
+        path: str | os.PathLike | tuple[str | os.PathLike, str | os.PathLike],
         *,
         special_tokens: Sequence[str] | Mapping[str, int] | None = None,
         pattern: str | None = None,
     ) -> Tokenizer:
-        """Loads a tokenizer, detecting the format (tokenizer.json, .tiktoken, GPT-2 files).
+        """Loads a tokenizer, detecting the format (tokenizer.json, .tiktoken, GPT-2 files: a
+        directory, or the pair ``(vocab_path, merges_path)`` that ``save`` writes).
 
-        ``special_tokens`` and ``pattern`` are for formats that do not store them (.tiktoken).
+        ``special_tokens`` and ``pattern`` are for formats that do not store them (.tiktoken,
+        GPT-2 files). A rank file that is not a published one bytepair recognises (tiktoken's,
+        Llama 3's, Qwen's), loaded without ``pattern``, gets GPT-2's and a ``FormatWarning``.
         A tiktoken encoding name (``"o200k_base"``, ``"gpt2"``) that is no file loads
         through tiktoken. A missing file raises ``TokenizerNotFoundError``, a
         ``FileNotFoundError``.
@@ -814,10 +817,13 @@ class Tokenizer:
         pattern: str = "gpt2",
     ) -> Tokenizer:
         """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``);
-        ``special_tokens=None`` means none."""
+        ``special_tokens=None`` means none. A token that no merge builds must be one of
+        ``special_tokens`` or look like a special token (``<|endoftext|>``, ``[CLS]``):
+        otherwise merges.txt looks truncated (FormatError)."""
         from bytepair.formats import gpt2
 
-        vocab, merges = gpt2.read(vocab_path, merges_path)
+        named = list(special.checked(special_tokens))
+        vocab, merges = gpt2.read(vocab_path, merges_path, named)
         # gpt2.read checked the merges against the vocab: a VocabError left is the vocab's.
         names = ((VocabError, os.fspath(vocab_path)),)
         return cls.from_data(
