@@ -156,6 +156,10 @@ sys.exit(code)
 def test_decode_rejects_what_is_not_an_id(en_tok):
     assert_usage_error(run("decode", "-t", en_tok, input=b"1 2 cat 3\n"), "'cat'")
     assert_usage_error(run("decode", "-t", en_tok, input=b"1 99999\n"), "99999")
+    # Ids are decimal digits, as encode writes them: not what else Python's int() reads.
+    for word in ("1_0", "+7", "-1", "\u0663", "0x1f"):
+        proc = run("decode", "-t", en_tok, input=f"104 {word} 105".encode())
+        assert_usage_error(proc, f"item 2 is {word!r}, not a token id")
 
 
 def test_encode_into_a_closed_pipe_is_not_an_error(en_tok, en_corpus):

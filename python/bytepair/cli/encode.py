@@ -150,15 +150,21 @@ def _encode(args) -> int:
 
 
 def parse_ids(data: bytes, source: str) -> list[int]:
+    """The ids of ``data``: decimal digits only (``int`` would also take ``1_0`` and ``+7``).
+
+    >>> parse_ids(b"7 +7", "stdin")
+    Traceback (most recent call last):
+    ...
+    bytepair.cli.io.UsageError: stdin: item 2 is '+7', not a token id ...
+    """
     ids = []
     for n, word in enumerate(data.split()):
-        try:
-            ids.append(int(word))
-        except ValueError:
+        if not word.isdigit():  # bytes: ASCII digits only
             raise UsageError(
                 f"{source}: item {n + 1} is {word.decode('utf-8', 'replace')!r}, not a token id "
-                "(decode expects whitespace-separated integers, as encode writes them)"
-            ) from None
+                "(decode expects whitespace-separated decimal integers, as encode writes them)"
+            )
+        ids.append(int(word))
     return ids
 
 
