@@ -764,7 +764,9 @@ class Tokenizer:
         ``huggingface`` into a folder (``save("dir/")``) writes ``tokenizer.json`` and
         ``tokenizer_config.json`` (``config``'s tokens and chat template) in it, the files
         ``transformers.AutoTokenizer.from_pretrained("dir")`` reads; a file named
-        ``tokenizer.json`` gets its config beside it, a file of another name none."""
+        ``tokenizer.json`` gets its config beside it, a file of another name none. A config
+        already there is merged into: its bos/eos/pad/unk tokens become this tokenizer's,
+        its other keys stay, and so does its chat template unless ``config`` has one."""
         from bytepair import formats
 
         formats.save(self.data, path, format=format)
