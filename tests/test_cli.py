@@ -31,6 +31,42 @@ def test_console_script_and_module_agree():
     assert by_script == run("--version").stdout == f"bytepair {bytepair.__version__}\n".encode()
 
 
+def _typed_errors():
+    """One instance of every error class bytepair raises (each subclass of BytepairError)."""
+    from bytepair import errors
+
+    made = {
+        errors.DisallowedSpecialError: lambda: errors.DisallowedSpecialError("<|x|>"),
+        errors.UnknownIdError: lambda: errors.UnknownIdError(7, 5),
+        errors.TokenizerNotFoundError: lambda: errors.TokenizerNotFoundError("t.json", "why"),
+    }
+    classes = [
+        c
+        for c in vars(errors).values()
+        if isinstance(c, type) and issubclass(c, errors.BytepairError)
+    ]
+    assert len(classes) >= 11
+    return [made.get(c, lambda c=c: c("what went wrong\nand why"))() for c in classes]
+
+
+@pytest.mark.parametrize("error", _typed_errors(), ids=lambda e: type(e).__name__)
+def test_every_typed_error_is_one_line_and_status_2(monkeypatch, capsys, error):
+    import warnings
+
+    from bytepair import cli
+    from bytepair.cli import inspect
+
+    def fail(args):
+        raise error
+
+    monkeypatch.setattr(inspect, "run", fail)  # the parser is built per call of main()
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)
+    assert cli.main(["inspect", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bytepair: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
 # -- inspect ----------------------------------------------------------------------------------
 
 

@@ -72,3 +72,19 @@ def test_tokenize_chat_errors_are_one_line(folder, tmp_path, capsys):
     bad.write_text(json.dumps({"messages": [{"role": "user"}]}), "utf-8")
     assert main(["tokenize", "-t", str(folder), "--chat", str(bad)]) == 2
     assert "messages[0]" in capsys.readouterr().err
+
+
+def test_chat_without_jinja2_is_one_line_saying_what_to_install(folder, tmp_path):
+    import subprocess
+    import sys
+
+    from cli_run import assert_usage_error
+
+    code = (
+        "import sys; sys.modules['jinja2'] = None\n"
+        "from bytepair.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))"
+    )
+    args = ["tokenize", "-t", str(folder), "--chat", str(folder / "conversation.json")]
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, timeout=300)
+    assert_usage_error(proc, "pip install 'bytepair[chat]'")

@@ -66,15 +66,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except UsageError as e:
         return _fail(str(e))
-    except (BytepairError, OSError, ValueError, KeyError) as e:
-        # Our typed errors name the bad value; OSError names the file.
+    except (BytepairError, OSError, ValueError, KeyError, ImportError) as e:
+        # Our typed errors name the bad value; OSError names the file; ImportError the
+        # optional package to install (jinja2 for chat templates, tiktoken, pyarrow).
         if isinstance(e, BrokenPipeError):  # `bytepair encode ... | head`: not an error
             # Point stdout at /dev/null so that flushing it at exit cannot fail again.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
         if isinstance(e, OSError) and e.filename is not None and e.strerror:
             return _fail(f"{e.filename}: {e.strerror}")
-        if isinstance(e, BytepairError):
+        if isinstance(e, (BytepairError, ImportError)):
             return _fail(str(e))
         return _fail(f"{type(e).__name__}: {e}")
     except KeyboardInterrupt:
