@@ -55,8 +55,9 @@ def test_encode_refuses_special_token_text_unless_told(en_tok):
 
 
 def test_every_output_follows_the_special_flags(tmp_path, en_tok):
-    """stdout, a text file and a .npy array: special-token text is an error without a
-    flag, the special token with --allow-special, plain text with --special-as-text."""
+    """stdout, a text file, a .npy array and shards: special-token text is an error without
+    a flag, the special token with --allow-special, plain text with --special-as-text."""
+    import json
 
     import numpy
 
@@ -81,10 +82,16 @@ def test_every_output_follows_the_special_flags(tmp_path, en_tok):
         ok(proc)
         return numpy.load(out).tolist()
 
+    def shards(proc, out):
+        ok(proc)
+        index = json.loads((out / "index.json").read_text())
+        return numpy.concatenate([numpy.load(out / s["file"]) for s in index["shards"]]).tolist()
+
     outputs = [
         (stdout, [], None),
         (text_file, ["-o"], "ids.txt"),
         (npy, ["-o"], "ids.npy"),
+        (shards, ["--shard-tokens", 4, "-q", "-o"], "shards"),
     ]
     for read, args, name in outputs:
         base = ["encode", "-t", en_tok, src, *args]

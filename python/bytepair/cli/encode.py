@@ -93,6 +93,7 @@ def _encode(args) -> int:
             inputs,
             args.output,
             args.shard_tokens,
+            **special_policy(args),
             text_field=args.text_field,
             document_separator=args.document_separator,
             progress=show_progress(args),
