@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 import regex
 from bytepair import reference
-from bytepair.progress import Bar, wanted
+from bytepair.progress import Bar, shown
 
 Pair = tuple[bytes, bytes]
-Progress = bool | Callable[[int, int], None]
+Progress = bool | None | Callable[[int, int], None]
 
 #: Target size of a chunk that count_file hands to one worker process.
 CHUNK_BYTES = 4 << 20
@@ -34,8 +34,9 @@ def count_file(
     """count_pretokens over a file, in parallel over chunks of about CHUNK_BYTES.
 
     The result is exactly count_pretokens(whole file): chunks are cut only where the
-    whole-text pipeline has a boundary too (see ``_is_safe_cut``). ``progress=True`` draws a
-    line on stderr when it is a terminal; a callable gets ``(bytes_done, bytes_total)``.
+    whole-text pipeline has a boundary too (see ``_is_safe_cut``). ``progress=None`` draws a
+    line on stderr when it is a terminal, ``True`` always; a callable gets
+    ``(bytes_done, bytes_total)``.
     Worker processes start with multiprocessing's default method; where that is spawn
     (macOS, Windows) call this under ``if __name__ == "__main__":``.
     """
@@ -164,7 +165,7 @@ def _progress_reporter(progress: Progress, total: int) -> Callable[[int], None]:
     """A function to call with each finished chunk's size."""
     if callable(progress):
         draw = progress
-    elif wanted(progress):  # a progress line in a log file is just noise
+    elif shown(progress):  # None: a progress line in a log file is just noise
         bar = Bar("counting pre-tokens", total=total)
 
         def draw(done: int, total: int) -> None:

@@ -352,8 +352,10 @@ def test_count_file_never_cuts_inside_an_overlapping_special_token(tmp_path, mon
 def test_progress_line_only_on_a_terminal(tmp_path, capsys):
     path = tmp_path / "corpus.txt"
     path.write_bytes(b"hello world\n" * 100)
-    reference_files.count_file(path, progress=True)  # capsys's stderr is not a terminal
+    reference_files.count_file(path, progress=None)  # capsys's stderr is not a terminal
     assert capsys.readouterr().err == ""
+    reference_files.count_file(path, progress=True)  # asked for: drawn into a log too
+    assert "counting pre-tokens: 100%|" in capsys.readouterr().err
 
 
 def test_count_file_of_an_empty_file(tmp_path):

@@ -36,7 +36,7 @@ from typing import Any
 from bytepair import checkpoint, patterns, trainer
 from bytepair.errors import FormatError
 from bytepair.formats.tokenizer_data import TokenizerData
-from bytepair.progress import Bar, wanted
+from bytepair.progress import Bar, shown
 from bytepair.shards import DEFAULT_SHARD_BYTES, Shard, plan_shards
 from bytepair.tokenizer import Tokenizer
 
@@ -95,7 +95,7 @@ def train(
     pattern: str = "gpt2",
     min_frequency: int = 1,
     threads: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     *,
     checkpoint_dir: str | os.PathLike | None = None,
     **options: Any,
@@ -200,7 +200,7 @@ def count(
     max_in_flight: int | None = None,
     address: str | None = None,
     num_cpus: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     on_shard: Callable[[ShardReport], None] | None = None,
 ):
     """Counts the pre-tokens of a corpus on Ray; returns the core's ``PretokenCounts``.
@@ -234,7 +234,7 @@ def count(
     counting: dict[Any, Any] = {}  # report ref -> table ref
     reducing: dict[Any, Any] = {}  # distinct-count ref -> table ref
     ready: list[Any] = []  # finished table refs not yet reduced
-    show = wanted(progress)
+    show = shown(progress)
     bar = Bar("counting on ray", total=sum(s.nbytes for s in shards), enabled=show)
     bytes_done = loaded = 0
     try:

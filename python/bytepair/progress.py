@@ -43,10 +43,6 @@ def shown(progress: bool | None) -> bool:
     return sys.stderr.isatty() if progress is None else bool(progress)
 
 
-#: The same rule, under the name the Ray engine and the tests' reference counter import.
-wanted = shown
-
-
 class Bar:
     """``desc: pct|bar| done/total [elapsed<eta, rate]``, redrawn in place.
 
