@@ -209,3 +209,15 @@ def test_encode_jsonl_to_npy_and_to_resumable_shards(tmp_path, en_tok):
     ok(run(*args, "--shard-tokens", 16, "-o", tmp_path / "out", *common))  # done: no work
     assert_usage_error(run(*args, "-o", tmp_path / "x.npy", *common), "one input")
     assert_usage_error(run(*args, "--shard-tokens", 16, *common), "-o DIR")
+
+
+def test_encode_and_decode_refuse_to_write_over_their_input(tmp_path, en_tok):
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"precious text\n")
+    assert_usage_error(run("encode", "-t", en_tok, src, "-o", src), "is the input file")
+    assert src.read_bytes() == b"precious text\n"
+    ids = tmp_path / "ids.txt"
+    ok(run("encode", "-t", en_tok, src, "-o", ids))
+    kept = ids.read_bytes()
+    assert_usage_error(run("decode", "-t", en_tok, ids, "-o", ids), "is the input file")
+    assert ids.read_bytes() == kept

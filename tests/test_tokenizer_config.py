@@ -181,3 +181,14 @@ def test_a_config_that_is_not_an_object_is_not_replaced(tmp_path):
     with pytest.raises(FormatError, match=r"tokenizer_config\.json: expected a JSON object"):
         tokenizer_config.config_file(tutorial_tokenizer(), str(tmp_path / "tokenizer.json"))
     assert (tmp_path / "tokenizer_config.json").read_text("utf-8") == "[1, 2]"
+
+
+def test_saving_chatml_tokens_keeps_the_folder_template_and_refuses_a_bad_config(tmp_path):
+    (tmp_path / "tokenizer_config.json").write_text('{"chat_template": "MINE"}', "utf-8")
+    tutorial_tokenizer().save(tmp_path / "tokenizer.json")
+    assert bytepair.Tokenizer.load(tmp_path).config.chat_template == "MINE"
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "tokenizer_config.json").write_text("[1]", "utf-8")
+    with pytest.raises(FormatError, match="expected a JSON object"):
+        tutorial_tokenizer().save(tmp_path / "b" / "tokenizer.json")
+    assert os.listdir(tmp_path / "b") == ["tokenizer_config.json"]  # no tokenizer.json alone

@@ -105,6 +105,8 @@ def _encode(args) -> int:
         )
         return 0
     check_output(args.output)
+    if args.output not in (None, "-") and inputs:
+        documents.check_output(inputs, args.output)  # ids written over the text they encode
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.output and args.output.endswith(".npy"):
         if len(inputs) != 1:
@@ -171,6 +173,8 @@ def parse_ids(data: bytes, source: str) -> list[int]:
 
 def run_decode(args) -> int:
     check_output(args.output)
+    if args.output not in (None, "-") and args.input not in (None, "-"):
+        documents.check_output([args.input], args.output)  # text written over its ids
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.input and args.input.endswith(".npy"):
         try:

@@ -230,10 +230,14 @@ def save(data, path: str | os.PathLike, format: str | None = None) -> None:
         _check_portable(data, format, path)
     if format == "huggingface":
         from bytepair.formats import huggingface, tokenizer_config
+        from bytepair.formats.atomic import write_files
 
         target = tokenizer_config.tokenizer_json_path(path)
-        huggingface.write(data, target)
-        tokenizer_config.write_beside(tokenizer_config.to_save(data), target)
+        # One write of both files: every destination checked and every temporary complete
+        # before the first rename, so a refused config leaves no new tokenizer.json beside it.
+        write_files(
+            {target: huggingface.render(data), **tokenizer_config.config_file(data, target)}
+        )
     elif format == "tiktoken":
         from bytepair.formats import tiktoken
 

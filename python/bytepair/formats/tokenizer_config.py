@@ -18,7 +18,6 @@ from collections.abc import Mapping
 
 from bytepair.errors import FormatError
 from bytepair.formats import tokenizer_data
-from bytepair.formats.atomic import write_files
 from bytepair.formats.jsonfile import read_json
 
 CONFIG_NAME = "tokenizer_config.json"
@@ -126,7 +125,7 @@ def read(path: str | os.PathLike) -> TokenizerConfig:
 
 def beside(tokenizer_json: str | os.PathLike) -> TokenizerConfig | None:
     """The config in the folder of a file named tokenizer.json, or None when there is none
-    (or the file has another name: see ``write_beside``). A ``chat_template.jinja`` there
+    (or the file has another name: see ``config_file``). A ``chat_template.jinja`` there
     gives the template when the config has none."""
     if os.path.basename(os.fspath(tokenizer_json)) != TOKENIZER_NAME:
         return None
@@ -226,16 +225,6 @@ def _existing(config_path: str) -> dict:
             "the keys of the config already there, so fix or remove this file first"
         )
     return doc
-
-
-def write_beside(config: TokenizerConfig, tokenizer_json: str) -> str | None:
-    """Writes ``config`` as tokenizer_config.json beside a file named tokenizer.json, merged
-    into the config already there as ``config_file`` merges (its chat template kept when
-    ``config`` has none), and returns its path (None for a tokenizer.json of another
-    name)."""
-    files = _merged_beside(config, tokenizer_json, keep_template=config.chat_template is None)
-    write_files(files)
-    return next(iter(files), None)
 
 
 def to_save(data) -> TokenizerConfig:
