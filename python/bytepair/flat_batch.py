@@ -13,16 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def encode(
-    tok, texts: Sequence[str], *, policy=None, threads: int = 0, add_special_tokens: bool = False
-):
+def encode(tok, texts: Sequence[str], *, policy=None, threads: int = 0):
     """(ids uint32, offsets int64): text i is ``ids[offsets[i]:offsets[i + 1]]``.
 
     ``policy`` is the (allowed, disallowed) pair of special tokens, None for the default.
     ``threads`` 0 means all cores; the core encodes the whole batch with the GIL released
     and writes both arrays' bytes itself. A loaded tokenizer.json whose pipeline the core
-    does not run alone (a normalizer, several pre-tokenizer steps, a template with
-    ``add_special_tokens``) encodes through that pipeline first.
+    does not run alone (a normalizer, several pre-tokenizer steps) encodes through that
+    pipeline first. No template tokens are added (``padded_batch`` adds them).
     """
     if isinstance(texts, str):
         raise TypeError("encode_batch_to_numpy takes a list of str; for one text, call encode")
@@ -32,7 +30,7 @@ def encode(
         from bytepair.tokenizer import numpy_module
 
         numpy = numpy_module()
-        lists = run.encode_many(list(texts), allowed, disallowed, threads, add_special_tokens)
+        lists = run.encode_many(list(texts), allowed, disallowed, threads)
         offsets = numpy.zeros(len(lists) + 1, dtype=numpy.int64)
         numpy.cumsum([len(x) for x in lists], out=offsets[1:])
         flat = numpy.fromiter((i for x in lists for i in x), numpy.uint32, int(offsets[-1]))

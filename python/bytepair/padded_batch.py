@@ -58,6 +58,33 @@ def target_length(
     return length
 
 
+def text_budget(template, max_length: int) -> int:
+    """How many of a text's ids fit in ``max_length`` beside the template's tokens:
+    transformers cuts the text first, then adds them, so a cut row keeps its end token."""
+    added = 0 if template is None else len(template.apply([]))
+    if max_length < added:
+        # transformers' unsigned subtraction wraps here and it truncates nothing at all.
+        raise ValueError(
+            f"max_length={max_length} leaves no room for the {added} tokens the tokenizer's "
+            "template adds: pass max_length of at least that, or add_special_tokens=False"
+        )
+    return max_length - added
+
+
+def templated(template, ids, offsets, lengths):
+    """(ids, offsets) of each text's first ``lengths`` ids with the template applied."""
+    import numpy
+
+    rows = [
+        template.apply(ids[start : start + n].tolist())
+        for start, n in zip(offsets[:-1].tolist(), lengths.tolist(), strict=True)
+    ]
+    new_offsets = numpy.zeros(len(rows) + 1, dtype=numpy.int64)
+    numpy.cumsum([len(r) for r in rows], out=new_offsets[1:])
+    flat = numpy.fromiter((i for r in rows for i in r), numpy.int64, int(new_offsets[-1]))
+    return flat, new_offsets
+
+
 def _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of):
     if padding not in PADDINGS:
         raise ValueError(f"padding must be one of {PADDINGS}, got {padding!r}")
@@ -99,12 +126,14 @@ def encode(
 
     _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of)
     pad = pad_id(tok, pad_token)
-    ids, offsets = flat_batch.encode(
-        tok, texts, policy=policy, threads=threads, add_special_tokens=add_special_tokens
-    )
+    template = tok.pipeline.template if add_special_tokens and tok.pipeline is not None else None
+    ids, offsets = flat_batch.encode(tok, texts, policy=policy, threads=threads)
     lengths = numpy.diff(offsets)
     if truncation:
-        lengths = numpy.minimum(lengths, max_length)
+        lengths = numpy.minimum(lengths, text_budget(template, max_length))
+    if template is not None:
+        ids, offsets = templated(template, ids, offsets, lengths)
+        lengths = numpy.diff(offsets)
     elif max_length is not None and len(lengths) and lengths.max() > max_length:
         n = int(numpy.argmax(lengths > max_length))
         raise ValueError(

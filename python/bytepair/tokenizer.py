@@ -454,7 +454,9 @@ class Tokenizer:
         without it raises, where transformers would return ragged rows.
         ``add_special_tokens`` adds what the tokenizer's post-processor adds: a loaded
         tokenizer.json's template (Llama 3's ``<|begin_of_text|>``), nothing for the
-        tokenizers bytepair trains (a ByteLevel post-processor).
+        tokenizers bytepair trains (a ByteLevel post-processor). As in transformers, truncation
+        cuts the text's ids to leave room for the template's tokens, so a cut row keeps its
+        end token; a ``max_length`` smaller than the template is an error.
 
         >>> import bytepair
         >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])

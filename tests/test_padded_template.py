@@ -1,0 +1,75 @@
+"""`encode_batch_padded` on a tokenizer.json whose post-processor adds tokens (a template
+`<|im_start|> $A <|endoftext|>`), against transformers' `tokenizer(texts, ...)` on the same
+folder: truncation cuts the text's ids and keeps the template's, as transformers does."""
+
+from __future__ import annotations
+
+import json
+
+import bytepair
+import numpy
+import pytest
+from tutorial_tokenizer import EOT, auto_tokenizer, documents, tutorial_tokenizer
+
+START = "<|im_start|>"
+TEMPLATE = {
+    "type": "TemplateProcessing",
+    "single": [
+        {"SpecialToken": {"id": START, "type_id": 0}},
+        {"Sequence": {"id": "A", "type_id": 0}},
+        {"SpecialToken": {"id": EOT, "type_id": 0}},
+    ],
+    "pair": [
+        {"SpecialToken": {"id": START, "type_id": 0}},
+        {"Sequence": {"id": "A", "type_id": 0}},
+        {"Sequence": {"id": "B", "type_id": 1}},
+    ],
+    "special_tokens": {
+        name: {"id": name, "ids": [tutorial_tokenizer().special_tokens[name]], "tokens": [name]}
+        for name in (START, EOT)
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("template")
+    tutorial_tokenizer().save(directory)
+    path = directory / "tokenizer.json"
+    doc = json.loads(path.read_text("utf-8"))
+    doc["post_processor"] = TEMPLATE
+    path.write_text(json.dumps(doc), "utf-8")
+    return directory
+
+
+def texts():
+    return [t[: (53 * n) % 400] for n, t in enumerate(documents(4))] + ["a", ""]
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("padding", ["longest", "max_length"])
+@pytest.mark.parametrize("max_length", [2, 3, 5, 40])
+def test_truncation_keeps_the_template_tokens(folder, max_length, padding, side):
+    tok = bytepair.Tokenizer.load(folder / "tokenizer.json")
+    hf = auto_tokenizer(folder)
+    hf.padding_side = side
+    kw = {"padding": padding, "truncation": True, "max_length": max_length}
+    expected = hf(texts(), return_tensors="np", **kw)
+    got = tok.encode_batch_padded(texts(), add_special_tokens=True, padding_side=side, **kw)
+    for key in ("input_ids", "attention_mask"):
+        assert numpy.array_equal(got[key], expected[key]), key
+    # Every row, cut or not, starts with <|im_start|> and ends with <|endoftext|>.
+    ids = tok.special_tokens
+    for row, mask in zip(got["input_ids"], got["attention_mask"], strict=True):
+        kept = row[mask == 1].tolist()
+        assert kept[0] == ids[START] and kept[-1] == ids[EOT] and len(kept) <= max_length
+
+
+def test_a_max_length_below_the_template_is_refused(folder):
+    # transformers subtracts the template's 2 tokens from max_length=1 in unsigned
+    # arithmetic, wraps around and truncates nothing; bytepair says why it cannot.
+    tok = bytepair.Tokenizer.load(folder / "tokenizer.json")
+    with pytest.raises(ValueError, match=r"max_length=1 .* 2 tokens .*template"):
+        tok.encode_batch_padded(["abc"], add_special_tokens=True, truncation=True, max_length=1)
+    cut = tok.encode_batch_padded(["abc"], add_special_tokens=False, truncation=True, max_length=1)
+    assert cut["input_ids"].tolist() == [tok.encode("abc")[:1]]
