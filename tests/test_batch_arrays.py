@@ -113,10 +113,12 @@ def test_no_pad_token_is_a_clear_error():
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        ({"max_length": 2}, "text 0 has 3 tokens, more than max_length=2.*truncation=True"),
-        ({"truncation": True}, "truncation=True needs max_length"),
-        ({"padding": "max_length"}, "padding='max_length' needs max_length"),
-        ({"padding": True}, "padding must be one of"),
+        (
+            {"padding": "max_length", "max_length": 2},
+            "text 0 has 3 tokens, more than max_length=2.*truncation=True",
+        ),
+        ({"padding": "max_length"}, "padding='max_length' needs max_length.*model_max_length"),
+        ({"padding": "middle"}, "padding must be True, False or one of"),
         ({"padding_side": "top"}, "padding_side must be"),
         ({"max_length": 0}, "max_length must be at least 1"),
         ({"max_length": 10, "truncation": True, "pad_to_multiple_of": 4}, "not a multiple"),

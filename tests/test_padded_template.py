@@ -5,10 +5,12 @@ folder: truncation cuts the text's ids and keeps the template's, as transformers
 from __future__ import annotations
 
 import json
+import warnings
 
 import bytepair
 import numpy
 import pytest
+from bytepair.errors import DisallowedSpecialError
 from tutorial_tokenizer import EOT, auto_tokenizer, documents, tutorial_tokenizer
 
 START = "<|im_start|>"
@@ -73,3 +75,69 @@ def test_a_max_length_below_the_template_is_refused(folder):
         tok.encode_batch_padded(["abc"], add_special_tokens=True, truncation=True, max_length=1)
     cut = tok.encode_batch_padded(["abc"], add_special_tokens=False, truncation=True, max_length=1)
     assert cut["input_ids"].tolist() == [tok.encode("abc")[:1]]
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},  # transformers' tokenizer(texts) adds the template's tokens by default
+        {"padding": True},
+        {"padding": True, "truncation": True, "max_length": 6},
+        {"padding": "longest", "max_length": 4},  # max_length pads nothing without truncation
+        {"padding": True, "truncation": True},  # no model_max_length: nothing is cut
+        {"padding": False, "truncation": True, "max_length": 4},  # every row has 4 ids
+        {"padding": False, "truncation": True, "max_length": 4, "pad_to_multiple_of": 3},
+    ],
+)
+def test_the_options_of_transformers_give_its_arrays(folder, kw):
+    tok = bytepair.Tokenizer.load(folder / "tokenizer.json")
+    hf = auto_tokenizer(folder)
+    long = [t for t in texts() if len(tok.encode(t)) > 10]
+    hf_kw = {"padding": "longest", **kw}
+    with warnings.catch_warnings():
+        # padding=True with max_length and no truncation: "max_length is ignored".
+        warnings.simplefilter("ignore", UserWarning)
+        expected = hf(long, return_tensors="np", **hf_kw)
+    got = tok.encode_batch_padded(long, **kw)
+    for key in ("input_ids", "attention_mask"):
+        assert got[key].dtype == numpy.int64
+        assert numpy.array_equal(got[key], expected[key]), key
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"padding": False}, r"padding=False leaves rows of different lengths \(text 0 has 5"),
+        (
+            {"padding": "max_length", "max_length": 3},
+            r"text 0 has 5 tokens, more than max_length=3.*truncation=True",
+        ),
+    ],
+)
+def test_ragged_rows_are_refused(folder, kw, match):
+    # transformers returns an object array of row arrays here; an int64 rectangle cannot
+    # hold them.
+    tok = bytepair.Tokenizer.load(folder / "tokenizer.json")
+    texts = ["\x00\x01\x02", "\x00"]  # control bytes: no merge joins them
+    hf_rows = auto_tokenizer(folder)(texts, **kw)["input_ids"]
+    assert [len(row) for row in hf_rows] == [5, 3]  # each with the template's 2 ids
+    with pytest.raises(ValueError, match=match):
+        tok.encode_batch_padded(texts, **kw)
+
+
+def test_no_padding_needs_no_pad_token():
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], [EOT])
+    batch = tok.encode_batch_padded(["ab", "cd"], padding=False)
+    assert batch["input_ids"].tolist() == [[97, 98], [99, 100]]
+    assert batch["attention_mask"].tolist() == [[1, 1], [1, 1]]
+
+
+def test_special_token_text_is_refused_unless_allowed(folder):
+    # bytepair's rule for every encode, unlike transformers: user text cannot smuggle in
+    # a control token.
+    tok = bytepair.Tokenizer.load(folder / "tokenizer.json")
+    with pytest.raises(DisallowedSpecialError, match="endoftext"):
+        tok.encode_batch_padded(["a" + EOT])
+    hf = auto_tokenizer(folder)
+    got = tok.encode_batch_padded(["a" + EOT, "b"], allowed_special="all")
+    assert numpy.array_equal(got["input_ids"], hf(["a" + EOT, "b"], padding=True)["input_ids"])

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from bytepair import flat_batch
 from bytepair.errors import SpecialTokenError
 
-PADDINGS = ("longest", "max_length")
+#: transformers' padding strategies; its padding=True is "longest", False "do_not_pad".
+PADDINGS = ("longest", "max_length", "do_not_pad")
 SIDES = ("right", "left")
 
 
@@ -51,10 +52,28 @@ def target_length(
     lengths, padding: str, max_length: int | None, pad_to_multiple_of: int | None
 ) -> int:
     """The common length: the longest text's (``longest``) or ``max_length``, rounded up to
-    a multiple of ``pad_to_multiple_of`` (transformers' rule for both)."""
+    a multiple of ``pad_to_multiple_of`` (transformers' rule for both); with ``do_not_pad``,
+    the rows' own length, which they must share (an array holds no ragged rows)."""
+    if padding == "do_not_pad":
+        if len(lengths) and lengths.min() != lengths.max():
+            short, long = int(lengths.argmin()), int(lengths.argmax())
+            raise ValueError(
+                f"padding=False leaves rows of different lengths (text {long} has "
+                f"{int(lengths[long])} tokens, text {short} has {int(lengths[short])}), which "
+                "one int64 array cannot hold: pass padding=True to pad them, or call "
+                "encode_batch for lists"
+            )
+        return int(lengths.max(initial=0))
     length = max_length if padding == "max_length" else int(lengths.max(initial=0))
     if pad_to_multiple_of and length % pad_to_multiple_of:
         length += pad_to_multiple_of - length % pad_to_multiple_of
+    if len(lengths) and lengths.max() > length:  # only max_length without truncation
+        n = int(lengths.argmax())
+        raise ValueError(
+            f"text {n} has {int(lengths[n])} tokens, more than max_length={max_length}: pass "
+            "truncation=True to cut such texts (transformers keeps them whole, in rows of "
+            "different lengths that one int64 array cannot hold)"
+        )
     return length
 
 
@@ -85,9 +104,29 @@ def templated(template, ids, offsets, lengths):
     return flat, new_offsets
 
 
-def _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of):
+def strategy(padding: bool | str) -> str:
+    """transformers' name of a ``padding`` argument: True is "longest", False "do_not_pad"."""
+    if isinstance(padding, bool):
+        return "longest" if padding else "do_not_pad"
     if padding not in PADDINGS:
-        raise ValueError(f"padding must be one of {PADDINGS}, got {padding!r}")
+        raise ValueError(f"padding must be True, False or one of {PADDINGS}, got {padding!r}")
+    return padding
+
+
+def default_max_length(tok, padding: str) -> int | None:
+    """transformers' limit when ``max_length`` is not given: the config's model_max_length,
+    else none (truncation then cuts nothing; padding to max_length is refused)."""
+    # Present when a loaded tokenizer_config.json names model_max_length.
+    limit = getattr(tok.config, "model_max_length", None)
+    if limit is None and padding == "max_length":
+        raise ValueError(
+            "padding='max_length' needs max_length= (the tokenizer's config names no "
+            "model_max_length)"
+        )
+    return limit
+
+
+def _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of):
     if padding_side not in SIDES:
         raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
     for name, value in (("max_length", max_length), ("pad_to_multiple_of", pad_to_multiple_of)):
@@ -95,10 +134,8 @@ def _checked_options(padding, padding_side, max_length, truncation, pad_to_multi
             raise TypeError(f"{name} must be an int or None, got {value!r}")
         if value is not None and value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
-    if max_length is None and (truncation or padding == "max_length"):
-        what = "truncation=True" if truncation else "padding='max_length'"
-        raise ValueError(f"{what} needs max_length=")
-    if truncation and pad_to_multiple_of and max_length % pad_to_multiple_of:
+    padded = padding != "do_not_pad"
+    if truncation and padded and pad_to_multiple_of and max_length % pad_to_multiple_of:
         # A truncated text would be padded past max_length (transformers refuses it too).
         raise ValueError(
             f"max_length={max_length} is not a multiple of pad_to_multiple_of="
@@ -113,19 +150,23 @@ def encode(
     pad_token: str | int | None = None,
     max_length: int | None = None,
     truncation: bool = False,
-    padding: str = "longest",
+    padding: bool | str = "longest",
     padding_side: str = "right",
     pad_to_multiple_of: int | None = None,
     policy=None,
     threads: int = 0,
-    add_special_tokens: bool = False,
+    add_special_tokens: bool = True,
 ) -> dict:
     """``Tokenizer.encode_batch_padded``: {"input_ids", "attention_mask"}, int64 arrays of
     shape (len(texts), length), as transformers returns them."""
     import numpy
 
+    padding = strategy(padding)
+    if max_length is None and (truncation or padding == "max_length"):
+        max_length = default_max_length(tok, padding)
+        truncation = truncation and max_length is not None
     _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of)
-    pad = pad_id(tok, pad_token)
+    pad = pad_id(tok, pad_token) if padding != "do_not_pad" else 0
     template = tok.pipeline.template if add_special_tokens and tok.pipeline is not None else None
     ids, offsets = flat_batch.encode(tok, texts, policy=policy, threads=threads)
     lengths = numpy.diff(offsets)
@@ -134,13 +175,6 @@ def encode(
     if template is not None:
         ids, offsets = templated(template, ids, offsets, lengths)
         lengths = numpy.diff(offsets)
-    elif max_length is not None and len(lengths) and lengths.max() > max_length:
-        n = int(numpy.argmax(lengths > max_length))
-        raise ValueError(
-            f"text {n} has {int(lengths[n])} tokens, more than max_length={max_length}: pass "
-            "truncation=True to cut such texts (transformers keeps them whole, and its "
-            "arrays are then ragged)"
-        )
     width = target_length(lengths, padding, max_length, pad_to_multiple_of)
     rows = len(lengths)
     input_ids = numpy.full((rows, width), pad, dtype=numpy.int64)

@@ -438,25 +438,41 @@ class Tokenizer:
         pad_token: str | int | None = None,
         max_length: int | None = None,
         truncation: bool = False,
-        padding: Literal["longest", "max_length"] = "longest",
+        padding: bool | Literal["longest", "max_length", "do_not_pad"] = "longest",
         padding_side: Literal["right", "left"] = "right",
         pad_to_multiple_of: int | None = None,
-        add_special_tokens: bool = False,
+        add_special_tokens: bool = True,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
         threads: int | None = None,
     ) -> dict[str, numpy.ndarray]:
-        """Encodes a batch into ``{"input_ids", "attention_mask"}``, int64 arrays padded to
-        the longest text (or to ``max_length`` with ``padding="max_length"``), equal to
-        transformers' ``tokenizer(texts, padding=..., truncation=..., max_length=...,
-        return_tensors="np")``. ``pad_token`` defaults to the tokenizer's (``config``).
-        ``truncation=True`` cuts texts to ``max_length`` (from the end); a longer text
-        without it raises, where transformers would return ragged rows.
-        ``add_special_tokens`` adds what the tokenizer's post-processor adds: a loaded
-        tokenizer.json's template (Llama 3's ``<|begin_of_text|>``), nothing for the
-        tokenizers bytepair trains (a ByteLevel post-processor). As in transformers, truncation
-        cuts the text's ids to leave room for the template's tokens, so a cut row keeps its
-        end token; a ``max_length`` smaller than the template is an error.
+        """Encodes a batch into ``{"input_ids", "attention_mask"}``, int64 arrays of shape
+        (texts, length), equal to transformers' ``tokenizer(texts, padding=...,
+        truncation=..., max_length=..., return_tensors="np")`` with the same arguments.
+
+        ``padding``: ``"longest"`` (or True, the default here) pads to the longest row,
+        ``"max_length"`` to ``max_length``, False (``"do_not_pad"``) not at all, and then
+        the rows must have one length: ragged rows, which transformers returns as an object
+        array of arrays, raise ``ValueError``, as does a row longer than ``max_length`` with
+        ``padding="max_length"`` and no truncation. Without truncation, ``max_length`` does
+        not cut and ``"longest"`` ignores it. ``truncation=True`` cuts each text's ids to
+        ``max_length`` (from the end); without ``max_length`` the limit is the config's
+        ``model_max_length``, and with none known nothing is cut, as in transformers.
+        ``pad_token`` defaults to the tokenizer's (``config``).
+
+        ``add_special_tokens`` (True, as in transformers) adds what the tokenizer's
+        post-processor adds: a loaded tokenizer.json's template (Llama 3's
+        ``<|begin_of_text|>``), nothing for the tokenizers bytepair trains (a ByteLevel
+        post-processor). As in transformers, truncation cuts the text's ids to leave room for
+        the template's tokens, so a cut row keeps its end token; a ``max_length`` smaller
+        than the template is an error.
+
+        Where bytepair differs from transformers: ``padding`` defaults to ``"longest"``
+        (transformers' to False), and special-token text raises
+        ``DisallowedSpecialError`` unless ``allowed_special`` lets it through, as in every
+        ``encode`` (text from users cannot smuggle in control tokens; transformers encodes
+        it as the token); ``truncation`` is False unless given (transformers also truncates
+        when only ``max_length`` is given with ``padding=False``).
 
         >>> import bytepair
         >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
