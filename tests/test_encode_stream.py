@@ -89,6 +89,19 @@ def test_stream_of_byte_blocks_equals_encode_bytes(toks, name):
         assert list(tok.encode_iterable(blocks, allowed_special="all")) == want, size
 
 
+def test_stream_joins_a_surrogate_pair_split_between_chunks(tiktoken_pair):
+    # A str from UTF-16 (JSON "\\ud83d\\ude00", a Windows API) may hold U+1F600 as two
+    # code units; tiktoken joins such a pair into the one character before encoding.
+    enc, tok = tiktoken_pair("cl100k_base")
+    want = enc.encode("\U0001f600 x")
+    assert enc.encode("\ud83d\ude00 x") == want
+    assert list(tok.encode_iterable(["\ud83d", "\ude00 x"])) == want
+    assert list(tok.encode_iterable(["a \ud83d", "", "\ude00 x"])) == enc.encode("a \U0001f600 x")
+    # A high surrogate with no low one after it stays lone: U+FFFD, at the end or before bytes.
+    assert list(tok.encode_iterable(["x\ud83d"])) == enc.encode("x\ufffd")
+    assert list(tok.encode_iterable(["x\ud83d", b"y"])) == enc.encode("x\ufffdy")
+
+
 def test_stream_with_a_custom_pattern(toks):
     tok = Tokenizer(
         {i: bytes([i]) for i in range(256)} | {256: b"ab"},

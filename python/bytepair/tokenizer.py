@@ -545,7 +545,8 @@ class Tokenizer:
         may be ``str``, or ``bytes`` (chunks of a binary file: invalid UTF-8 is kept, as in
         ``encode_bytes``, and a character may be split between chunks).
 
-        The ids are exactly those of encoding the concatenated text: the core keeps only the
+        The ids are exactly those of encoding the concatenated text (a surrogate pair split
+        between two ``str`` chunks is joined, as ``encode`` joins it): the core keeps only the
         text after the last point where the pattern provably splits (for the built-in
         patterns a space or a newline between visible characters, for ``superword`` an ASCII
         digit next to an ASCII non-digit; see ``docs/design.md``), so memory stays flat however long
@@ -564,10 +565,20 @@ class Tokenizer:
                 return
             allowed = allowed | self._run.always
         stream = self._encoder.stream(allowed, disallowed)
+        held = ""  # a high surrogate whose low half may start the next chunk
         for chunk in iterable:
+            if isinstance(chunk, str):
+                chunk, held = held + chunk, ""
+                if chunk and "\ud800" <= chunk[-1] <= "\udbff":
+                    chunk, held = chunk[:-1], chunk[-1]
+            elif held:
+                yield from stream.feed(held)
+                held = ""
             ids = stream.feed(chunk)
             if ids:
                 yield from ids
+        if held:
+            yield from stream.feed(held)
         yield from stream.finish()
 
     def encode_file(
