@@ -247,14 +247,14 @@ def test_property_offsets_cover_the_tokens(pair, text):
     _, tok = pair("cl100k_base")
     ids, offsets = tok.encode_with_offsets(text, allowed_special="all")
     assert ids == tok.encode(text, allowed_special="all")
-    fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     assert len(offsets) == len(ids)
     for i, (s, e) in zip(ids, offsets, strict=True):
-        piece = fixed[s:e].encode("utf-8")
+        # Offsets index `text` itself: a surrogate pair is one character of two code units.
+        piece = text[s:e].encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         # The token's bytes lie within the characters its span names.
-        assert tok.decode_bytes([i]) in piece
+        assert tok.decode_bytes([i]) in piece.encode("utf-8")
     if offsets:
-        assert offsets[0][0] == 0 and offsets[-1][1] == len(fixed)
+        assert offsets[0][0] == 0 and offsets[-1][1] == len(text)
 
 
 def test_offsets_of_a_split_character():
@@ -262,6 +262,20 @@ def test_offsets_of_a_split_character():
     ids, offsets = tok.encode_with_offsets("a€b")
     assert ids == [97, 0xE2, 0x82, 0xAC, 98]
     assert offsets == [(0, 1), (1, 2), (1, 2), (1, 2), (2, 3)]
+
+
+def test_offsets_index_a_str_holding_a_surrogate_pair(pair):
+    # "\ud83d\ude00" is U+1F600 in two code units (a str from UTF-16): it is encoded as the
+    # one character, and its tokens span both units; what follows keeps its own indices.
+    enc, tok = pair("cl100k_base")
+    text = "\ud83d\ude00 x"
+    ids, offsets = tok.encode_with_offsets(text)
+    assert ids == enc.encode("\U0001f600 x")
+    assert [text[s:e] for s, e in offsets] == ["\ud83d\ude00", "\ud83d\ude00", " x"]
+    bytewise = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    ids, offsets = bytewise.encode_with_offsets("a\ud800\ud83d\ude00b\udc00")
+    # a, U+FFFD (3 bytes), U+1F600 (4 bytes), b, U+FFFD: units 0, 1, 2-3, 4, 5.
+    assert offsets == [(0, 1)] + [(1, 2)] * 3 + [(2, 4)] * 4 + [(4, 5)] + [(5, 6)] * 3
 
 
 # -- the pure-Python reference ---------------------------------------------------------------

@@ -12,10 +12,12 @@
 from __future__ import annotations
 
 import array
+import bisect
 import codecs
 import functools
 import gc
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Literal
@@ -43,6 +45,9 @@ Merge = tuple[bytes, bytes]
 
 #: How many (allowed_special, disallowed_special) pairs a Tokenizer keeps the sets of.
 _POLICIES_KEPT = 64
+# A high surrogate then a low one: UTF-16's two code units of one character, which the core
+# joins (tiktoken's rule) and whose tokens' offsets must span both units.
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 class Tokenizer:
@@ -666,7 +671,8 @@ class Tokenizer:
 
         A token that holds only part of a multi-byte character (a byte-level vocab splits
         rare characters) gets that whole character's span, so neighbouring tokens may share
-        it. Offsets index ``text`` after lone surrogates become U+FFFD.
+        it. Offsets index ``text`` itself: a lone surrogate (encoded as U+FFFD) is one code
+        unit, a surrogate pair (encoded as the one character it stands for) two.
 
         >>> import bytepair
         >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
@@ -677,7 +683,8 @@ class Tokenizer:
         if self._run is not None:
             text = self._run.offsets_text(_checked_str(text))
             allowed = allowed | self._run.always
-        return self._encoder.encode_with_offsets(_checked_str(text), allowed, disallowed)
+        ids, offsets = self._encoder.encode_with_offsets(_checked_str(text), allowed, disallowed)
+        return ids, _code_unit_offsets(text, offsets)
 
     # -- decoding ---------------------------------------------------------------------------
 
@@ -910,6 +917,17 @@ def numpy_module() -> ModuleType:
     except ImportError as e:
         raise ImportError("NumPy arrays need NumPy: pip install numpy") from e
     return numpy
+
+
+def _code_unit_offsets(text: str, offsets: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``offsets`` into ``text`` with each surrogate pair joined into one character, as
+    indices of ``text`` itself, where the pair is two code units."""
+    # Where each pair's character sits once the pairs before it are joined.
+    joined = [m.start() - k for k, m in enumerate(_SURROGATE_PAIR.finditer(text))]
+    if not joined:
+        return offsets
+    shift = functools.partial(bisect.bisect_left, joined)
+    return [(s + shift(s), e + shift(e)) for s, e in offsets]
 
 
 def _checked_str(text: object) -> str:
