@@ -254,12 +254,165 @@ def test_template_errors_are_typed(template, match):
         tok.apply_chat_template([{"role": "user", "content": "hi"}], chat_template=template)
 
 
-@pytest.mark.parametrize(
-    "messages", ["hello", [{"role": "user"}], [{"content": "x"}], [("user", "hi")]]
-)
+@pytest.mark.parametrize("messages", ["hello", [{"content": "x"}], [("user", "hi")]])
 def test_malformed_messages_name_the_message(messages):
     with pytest.raises(ChatTemplateError, match="messages"):
         tutorial_tokenizer().apply_chat_template(messages)
+
+
+def test_a_batch_of_conversations_is_told_to_pass_one():
+    batch = [[{"role": "user", "content": "hi"}], [{"role": "user", "content": "yo"}]]
+    with pytest.raises(ChatTemplateError, match=r"messages\[0\].*one conversation at a time"):
+        tutorial_tokenizer().apply_chat_template(batch)
+
+
+# Reads what it finds: messages without content, tools, documents, and a caller's variable.
+TOOLING = (
+    "{% if tools is not none %}TOOLS {{ tools | tojson }}\n{% endif %}"
+    "{% if documents is not none %}{% for d in documents %}DOC {{ d.title }}: {{ d.text }}\n"
+    "{% endfor %}{% endif %}"
+    "{% for m in messages %}<|im_start|>{{ m.role }}"
+    "{% if m.content is defined %}\n{{ m.content }}{% endif %}"
+    "{% for c in m.tool_calls or [] %}\nCALL {{ c.function.name }}"
+    "({{ c.function.arguments | tojson }}){% endfor %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if mood is defined %}({{ mood }}) {% endif %}{% endif %}{{ eos_token }}"
+)
+WEATHER = {
+    "type": "function",
+    "function": {"name": "weather", "description": "a < b & c", "parameters": {}},
+}
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"tools": [WEATHER]},
+        {"tools": []},
+        {"documents": [{"title": "Zürich", "text": "Lake <and> hills"}]},
+        {"add_generation_prompt": True, "mood": "brief"},
+        {"add_generation_prompt": True, "eos_token": "<pad>"},  # over the tokenizer's
+    ],
+)
+def test_tools_documents_and_variables_render_as_in_transformers(saved, kw):
+    tok, hf, _ = saved
+    messages = [
+        {"role": "user", "content": "Weather in Zürich?"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"function": {"name": "weather", "arguments": {"city": "Zürich"}}}],
+        },
+        {"role": "tool", "content": "21 °C"},
+    ]
+    text = hf.apply_chat_template(messages, chat_template=TOOLING, tokenize=False, **kw)
+    assert "CALL weather" in text
+    assert tok.apply_chat_template(messages, chat_template=TOOLING, tokenize=False, **kw) == text
+    expected = hf.apply_chat_template(messages, chat_template=TOOLING, return_dict=False, **kw)
+    assert tok.apply_chat_template(messages, chat_template=TOOLING, **kw) == expected
+
+
+def test_tools_pick_the_configs_tool_use_template(saved, tmp_path):
+    _, _, directory = saved
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(directory / name, tmp_path / name)
+    config_path = tmp_path / "tokenizer_config.json"
+    config = json.loads(config_path.read_text("utf-8"))
+    config["chat_template"] = [
+        {"name": "default", "template": CLASSIC_CHATML},
+        {"name": "tool_use", "template": TOOLING},
+    ]
+    config_path.write_text(json.dumps(config), "utf-8")
+    tok, hf = bytepair.Tokenizer.load(tmp_path), auto_tokenizer(tmp_path)
+    messages = [{"role": "user", "content": "hi"}]
+    for tools in (None, [WEATHER]):
+        text = hf.apply_chat_template(messages, tools=tools, tokenize=False)
+        assert ("TOOLS" in text) == (tools is not None)
+        assert tok.apply_chat_template(messages, tools=tools, tokenize=False) == text
+
+
+def test_a_function_as_a_tool_is_told_to_be_a_json_schema():
+    def weather(city: str) -> str:
+        """The weather.
+
+        Args:
+            city: a city
+        """
+        return city
+
+    tok = tutorial_tokenizer()
+    messages = [{"role": "user", "content": "hi"}]
+    with pytest.raises(TypeError, match=r"tools\[1\] is the function weather.*get_json_schema"):
+        tok.apply_chat_template(messages, chat_template=TOOLING, tools=[WEATHER, weather])
+    with pytest.raises(TypeError, match="tools must be a list"):
+        tok.apply_chat_template(messages, chat_template=TOOLING, tools=WEATHER)
+    with pytest.raises(TypeError, match="documents must be a list of dicts"):
+        tok.apply_chat_template(messages, chat_template=TOOLING, documents=["text"])
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"return_assistant_tokens_mask": True}, "return_assistant_mask=True"),
+        ({"return_dict": True}, "returns the ids"),
+        ({"padding": True}, "encode_batch_padded"),
+        ({"max_length": 8}, "encode_batch_padded"),
+        ({"return_tensors": "np"}, "numpy"),
+    ],
+)
+def test_transformers_tokenizer_arguments_are_refused_not_passed_to_the_template(kw, match):
+    # transformers uses these itself; given to the template, they would be silently unread.
+    with pytest.raises(TypeError, match=match):
+        tutorial_tokenizer().apply_chat_template([{"role": "user", "content": "hi"}], **kw)
+
+
+def test_continue_final_message_leaves_the_final_message_open(saved):
+    tok, hf, _ = saved
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello, "}]
+    text = tok.apply_chat_template(messages, continue_final_message=True, tokenize=False)
+    assert text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello, "
+    assert text == hf.apply_chat_template(messages, continue_final_message=True, tokenize=False)
+    assert tok.decode(tok.apply_chat_template(messages, continue_final_message=True)) == text
+    # The text of a list of blocks: its last block with a "text".
+    blocks = [{"type": "text", "text": "Hel"}, {"type": "text", "text": "lo"}, {"type": "image"}]
+    parts = "{% for m in messages %}{% for b in m.content %}[{{ b.text }}]{% endfor %}{% endfor %}"
+    block_messages = [{"role": "assistant", "content": blocks}]
+    kw = {"chat_template": parts, "continue_final_message": True, "tokenize": False}
+    assert tok.apply_chat_template(block_messages, **kw) == "[Hel][lo"
+    assert hf.apply_chat_template(block_messages, **kw) == "[Hel][lo"
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"add_generation_prompt": True}, "pass one of them"),
+        ({"return_assistant_mask": True}, "return_assistant_mask=True needs"),
+    ],
+)
+def test_continue_final_message_refuses_what_transformers_refuses(kw, match):
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+    with pytest.raises(ChatTemplateError, match=match):
+        tutorial_tokenizer().apply_chat_template(messages, continue_final_message=True, **kw)
+
+
+def test_continue_final_message_needs_text_the_template_renders():
+    tok = tutorial_tokenizer()
+    no_text = [{"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]}]
+    with pytest.raises(ChatTemplateError, match="no text to continue"):
+        tok.apply_chat_template(no_text, chat_template=TOOLING, continue_final_message=True)
+    with pytest.raises(ChatTemplateError, match="does not render the final message"):
+        tok.apply_chat_template(
+            [{"role": "user", "content": "Hi"}],
+            chat_template="{{ messages[0].content[:1] }}",
+            continue_final_message=True,
+        )
+
+
+def test_mask_needs_tokenize():
+    with pytest.raises(ChatTemplateError, match="needs tokenize=True"):
+        tutorial_tokenizer().apply_chat_template(
+            [{"role": "user", "content": "Hi"}], tokenize=False, return_assistant_mask=True
+        )
 
 
 def test_mask_refused_when_turns_render_differently_later():

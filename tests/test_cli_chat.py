@@ -69,9 +69,15 @@ def test_tokenize_chat_errors_are_one_line(folder, tmp_path, capsys):
     bad.write_text("[{", "utf-8")
     assert main(["tokenize", "-t", str(folder), "--chat", str(bad)]) == 2
     assert "bad.json: not valid JSON" in capsys.readouterr().err
-    bad.write_text(json.dumps({"messages": [{"role": "user"}]}), "utf-8")
+    bad.write_text(json.dumps({"messages": [{"content": "hi"}]}), "utf-8")
     assert main(["tokenize", "-t", str(folder), "--chat", str(bad)]) == 2
     assert "messages[0]" in capsys.readouterr().err
+    # A message without the content the template reads fails in the template, as in
+    # transformers.
+    bad.write_text(json.dumps({"messages": [{"role": "user"}]}), "utf-8")
+    assert main(["tokenize", "-t", str(folder), "--chat", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the chat template failed" in err and "content" in err
 
 
 def test_chat_without_jinja2_is_one_line_saying_what_to_install(folder, tmp_path):

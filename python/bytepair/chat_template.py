@@ -4,7 +4,8 @@ renders it, then encoded, with the assistant mask that supervised fine-tuning ne
 The environment is transformers': sandboxed and immutable, ``trim_blocks`` and
 ``lstrip_blocks``, the ``loopcontrols`` extension, a ``tojson`` that does not escape HTML,
 ``raise_exception`` and ``strftime_now``, and the tokenizer's bos/eos/pad/unk tokens as
-variables. ``{% generation %} ... {% endgeneration %}`` marks what the model generates.
+variables, with ``tools``, ``documents`` and the caller's own (``enable_thinking``) over them.
+``{% generation %} ... {% endgeneration %}`` marks what the model generates.
 
 >>> text, spans = render(CHATML, [{"role": "assistant", "content": "Hi"}], track=True)
 >>> text
@@ -55,15 +56,19 @@ def template_of(configured, special_tokens: Mapping[str, int]):
     return None
 
 
-def select(configured, chat_template: str | None, special_tokens: Mapping[str, int]) -> str:
+def select(
+    configured, chat_template: str | None, special_tokens: Mapping[str, int], tools=None
+) -> str:
     """The template to render, as transformers picks it: ``chat_template`` (a template, or
-    the name of one of the config's), else the config's (its ``default`` when it has
-    several), else CHATML."""
+    the name of one of the config's), else the config's (its ``tool_use`` when ``tools``
+    are given and it has several, else its ``default``), else CHATML."""
     named = configured if isinstance(configured, Mapping) else {}
     if chat_template is not None:
         if not isinstance(chat_template, str):
             raise TypeError(f"chat_template must be a str, got {type(chat_template).__name__}")
         return named.get(chat_template, chat_template)
+    if tools is not None and "tool_use" in named:
+        return named["tool_use"]
     if named:
         if "default" not in named:
             raise ChatTemplateError(
@@ -159,18 +164,112 @@ def _compiled(template: str):
         raise ChatTemplateError(f"the chat template does not compile{where}: {e}") from None
 
 
+def _is_list(value) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
 def _checked_messages(messages: Sequence[Message]) -> list[Message]:
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+    """The messages, each a dict with a role; other keys (content, tool_calls, ...) are the
+    template's to read, as in transformers."""
+    if not _is_list(messages):
         raise ChatTemplateError(
             f"messages must be a list of {{'role': ..., 'content': ...}} dicts, got "
             f"{type(messages).__name__}"
         )
     for n, message in enumerate(messages):
-        if not isinstance(message, Mapping) or "role" not in message or "content" not in message:
+        if not isinstance(message, Mapping) or "role" not in message:
+            batch = _is_list(message) and all(isinstance(m, Mapping) for m in message)
             raise ChatTemplateError(
-                f"messages[{n}] is {message!r}; expected a dict with 'role' and 'content'"
+                f"messages[{n}] is {message!r}; expected a dict with a 'role' (and the "
+                "'content', 'tool_calls' or other keys the template reads)"
+                + ("; pass one conversation at a time" if batch else "")
             )
     return list(messages)
+
+
+def tool_schemas(tools) -> list | None:
+    """``tools`` as transformers passes them to the template: a list of JSON-schema dicts
+    (``{"type": "function", "function": {"name": ..., ...}}``), as given. A Python function
+    is refused: transformers converts it with ``transformers.utils.get_json_schema``, which
+    bytepair does not have.
+
+    >>> tool_schemas([{"type": "function", "function": {"name": "f"}}])
+    [{'type': 'function', 'function': {'name': 'f'}}]
+    """
+    if tools is None:
+        return None
+    if not _is_list(tools):
+        raise TypeError(f"tools must be a list of JSON-schema dicts, got {type(tools).__name__}")
+    for n, tool in enumerate(tools):
+        if isinstance(tool, Mapping):
+            continue
+        if callable(tool):
+            name = getattr(tool, "__name__", repr(tool))
+            raise TypeError(
+                f"tools[{n}] is the function {name}; bytepair takes tools as JSON-schema dicts "
+                f"only: pass transformers.utils.get_json_schema({name}), the dict transformers "
+                "makes from it"
+            )
+        raise TypeError(f"tools[{n}] is {tool!r}; expected a JSON-schema dict")
+    return list(tools)
+
+
+def checked_documents(documents) -> list | None:
+    """``documents`` (retrieval-augmented generation): a list of dicts, as transformers takes
+    them (it recommends 'title' and 'text' keys)."""
+    if documents is None:
+        return None
+    if not _is_list(documents) or not all(isinstance(d, Mapping) for d in documents):
+        raise TypeError(
+            f"documents must be a list of dicts with 'title' and 'text' keys, got {documents!r}"
+        )
+    return list(documents)
+
+
+# What transformers appends to the final message for continue_final_message, then cuts the
+# rendered text at.
+_CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def _tagged(messages: list[Message]) -> tuple[list[Message], str]:
+    """The messages with the tag after the final message's text (its last text block), and
+    that text."""
+    if not messages:
+        raise ChatTemplateError("continue_final_message=True needs a final message; got none")
+    last = dict(messages[-1])
+    content = last.get("content")
+    text = None
+    if isinstance(content, str):
+        text = content
+        last["content"] = content + _CONTINUE_TAG
+    elif _is_list(content):
+        blocks = list(content)
+        for i in reversed(range(len(blocks))):
+            if isinstance(blocks[i], Mapping) and "text" in blocks[i]:
+                text = blocks[i]["text"]
+                if isinstance(text, str):
+                    blocks[i] = {**blocks[i], "text": text + _CONTINUE_TAG}
+                    last["content"] = blocks
+                break
+    if not isinstance(text, str):
+        raise ChatTemplateError(
+            f"continue_final_message=True, but the final message has no text to continue: "
+            f"its content is {content!r}; expected a str, or a list of blocks with a 'text'"
+        )
+    return [*messages[:-1], last], text
+
+
+def _cut_at_tag(rendered: str, final: str) -> str:
+    """The rendered text up to where the final message ends, as transformers cuts it."""
+    tag = _CONTINUE_TAG.strip()
+    if final.strip() not in rendered or tag not in rendered:
+        raise ChatTemplateError(
+            "continue_final_message=True, but the template does not render the final message "
+            "as given (it drops or changes part of it), so there is no end to continue from"
+        )
+    at = rendered.rindex(tag)
+    # A template that strips the message's trailing space also strips the tag's.
+    return rendered[:at] if rendered.startswith(_CONTINUE_TAG, at) else rendered[:at].rstrip()
 
 
 def render(
@@ -178,32 +277,40 @@ def render(
     messages: Sequence[Message],
     *,
     add_generation_prompt: bool = False,
+    continue_final_message: bool = False,
     variables: Mapping[str, object] | None = None,
     track: bool = False,
 ) -> tuple[str, list[tuple[int, int]]]:
     """The rendered conversation and, with ``track``, the character spans of its
-    ``{% generation %}`` blocks."""
+    ``{% generation %}`` blocks. ``variables`` are the template's others (the special
+    tokens, ``tools``, ``documents``, ``enable_thinking``, ...). With
+    ``continue_final_message``, the text ends where the final message does."""
     compiled = _compiled(template)
     messages = _checked_messages(messages)
+    if continue_final_message:
+        messages, final = _tagged(messages)
     _, template_error = _environment()
     context = {
-        **(variables or {}),
-        "messages": messages,
         "tools": None,
         "documents": None,
+        **(variables or {}),
+        "messages": messages,
         "add_generation_prompt": add_generation_prompt,
     }
     blocks: list[str] = []
     spans: list[tuple[int, int]] = []
     try:
-        if not track:
-            return compiled.render(**context), spans
-        # The marks' extension lives on the shared environment: one tracked render at a time.
-        with _TRACKING, compiled.environment.track_generation(blocks, spans):
-            blocks.extend(compiled.generate(**context))
+        if track:
+            # The marks' extension lives on the shared environment: one tracked render at a
+            # time.
+            with _TRACKING, compiled.environment.track_generation(blocks, spans):
+                blocks.extend(compiled.generate(**context))
+            text = "".join(blocks)
+        else:
+            text = compiled.render(**context)
     except template_error as e:
         raise ChatTemplateError(f"the chat template failed: {e}") from None
-    return "".join(blocks), spans
+    return (_cut_at_tag(text, final) if continue_final_message else text), spans
 
 
 # -- the assistant mask ---------------------------------------------------------------------
@@ -282,26 +389,71 @@ def mask_from_spans(
     return mask
 
 
+# transformers' apply_chat_template arguments that shape what its tokenizer returns. bytepair
+# returns ids, so each is refused: passed on, the template would receive it unread.
+_PAD_INSTEAD = "render with tokenize=False, then pad or cut the texts with encode_batch_padded"
+_NOT_TEMPLATE_VARIABLES = {
+    "return_assistant_tokens_mask": "pass return_assistant_mask=True for (ids, mask)",
+    "return_dict": "bytepair returns the ids, or (ids, mask) with return_assistant_mask=True",
+    "return_tensors": "bytepair returns a list of ids (numpy.array(ids) makes an array)",
+    "padding": _PAD_INSTEAD,
+    "truncation": _PAD_INSTEAD,
+    "max_length": _PAD_INSTEAD,
+    "tokenizer_kwargs": _PAD_INSTEAD,
+}
+
+
 def apply(
     tok,
     messages: Sequence[Message],
     *,
     chat_template: str | None = None,
     add_generation_prompt: bool = False,
+    continue_final_message: bool = False,
+    tokenize: bool = True,
     return_assistant_mask: bool = False,
+    tools=None,
+    documents=None,
+    **template_variables,
 ):
-    """``Tokenizer.apply_chat_template``: the ids, or (ids, mask)."""
+    """``Tokenizer.apply_chat_template``: the ids, (ids, mask), or the text."""
+    for name in template_variables:
+        if name in _NOT_TEMPLATE_VARIABLES:
+            raise TypeError(
+                f"apply_chat_template does not take transformers' {name}=: "
+                f"{_NOT_TEMPLATE_VARIABLES[name]}"
+            )
+    if continue_final_message and add_generation_prompt:
+        raise ChatTemplateError(
+            "continue_final_message=True leaves the final message open for the model to "
+            "continue, add_generation_prompt=True starts a new assistant turn: pass one of them"
+        )
+    if return_assistant_mask and (continue_final_message or not tokenize):
+        raise ChatTemplateError(
+            "return_assistant_mask=True needs tokenize=True and continue_final_message=False "
+            "(as transformers' return_assistant_tokens_mask): the mask is of a whole "
+            "conversation's tokens"
+        )
     config = tok.config
-    template = select(config.chat_template, chat_template, tok.special_tokens)
-    variables = config.tokens()
+    template = select(config.chat_template, chat_template, tok.special_tokens, tools)
+    # transformers' order: the special tokens, then the caller's variables over them.
+    variables = {
+        **config.tokens(),
+        **template_variables,
+        "tools": tool_schemas(tools),
+        "documents": checked_documents(documents),
+    }
     marked = return_assistant_mask and has_generation_marks(template)
     text, spans = render(
         template,
         messages,
         add_generation_prompt=add_generation_prompt,
+        continue_final_message=continue_final_message,
         variables=variables,
         track=marked,
     )
+    if not tokenize:
+        return text
     # transformers encodes the rendered text with every added token matched.
     if not return_assistant_mask:
         return tok.encode(text, allowed_special="all")
