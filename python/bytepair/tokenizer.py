@@ -300,6 +300,10 @@ class Tokenizer:
     ) -> list[int]:
         """Encodes text. Special-token text raises unless allowed (tiktoken's rule).
 
+        Unlike tiktoken, ``allowed_special`` and ``disallowed_special`` name only special
+        tokens of this tokenizer (another name raises ``SpecialTokenError``), so that a
+        misspelt name cannot silently switch the check off.
+
         Lone surrogates in ``text`` are encoded as U+FFFD, as tiktoken does.
         ``add_special_tokens=True`` applies a loaded tokenizer.json's template (Llama 3's
         ``<|begin_of_text|> $A``), as HuggingFace's ``encode(text)`` does; with
