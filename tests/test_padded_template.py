@@ -141,3 +141,19 @@ def test_special_token_text_is_refused_unless_allowed(folder):
     hf = auto_tokenizer(folder)
     got = tok.encode_batch_padded(["a" + EOT, "b"], allowed_special="all")
     assert numpy.array_equal(got["input_ids"], hf(["a" + EOT, "b"], padding=True)["input_ids"])
+
+
+def test_truncation_without_max_length_uses_model_max_length(folder, tmp_path):
+    import shutil
+
+    shutil.copytree(folder, tmp_path / "m")
+    path = tmp_path / "m" / "tokenizer_config.json"
+    config = json.loads(path.read_text("utf-8"))
+    config["model_max_length"] = 4
+    path.write_text(json.dumps(config), "utf-8")
+    tok = bytepair.Tokenizer.load(tmp_path / "m" / "tokenizer.json")
+    hf = auto_tokenizer(tmp_path / "m")
+    expected = hf(texts(), padding=True, truncation=True, return_tensors="np")
+    got = tok.encode_batch_padded(texts(), truncation=True)
+    assert numpy.array_equal(got["input_ids"], expected["input_ids"])
+    assert got["input_ids"].shape[1] == 4

@@ -116,8 +116,7 @@ def strategy(padding: bool | str) -> str:
 def default_max_length(tok, padding: str) -> int | None:
     """transformers' limit when ``max_length`` is not given: the config's model_max_length,
     else none (truncation then cuts nothing; padding to max_length is refused)."""
-    # Present when a loaded tokenizer_config.json names model_max_length.
-    limit = getattr(tok.config, "model_max_length", None)
+    limit = tok.config.model_max_length
     if limit is None and padding == "max_length":
         raise ValueError(
             "padding='max_length' needs max_length= (the tokenizer's config names no "

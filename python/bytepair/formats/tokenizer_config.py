@@ -6,7 +6,7 @@ token is the special token with the conventional name (``<pad>``, ``<unk>``, ...
 tokenizer has one:
 
 >>> inferred({"<|endoftext|>": 256, "<pad>": 257})
-TokenizerConfig(bos_token=None, eos_token='<|endoftext|>', pad_token='<pad>', unk_token=None, chat_template=None)
+TokenizerConfig(bos_token=None, eos_token='<|endoftext|>', pad_token='<pad>', unk_token=None, chat_template=None, model_max_length=None)
 """  # noqa: E501
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ class TokenizerConfig:
     pad_token: str | None = None
     unk_token: str | None = None
     chat_template: str | Mapping[str, str] | None = None
+    #: transformers' default limit for truncation and padding="max_length" (None: none).
+    model_max_length: int | None = None
 
     def tokens(self) -> dict[str, str]:
         """The tokens that are set, by key, as a chat template sees them.
@@ -118,8 +120,15 @@ def read(path: str | os.PathLike) -> TokenizerConfig:
     if not isinstance(doc, dict):
         raise FormatError(f"{name}: expected a JSON object, got {type(doc).__name__}")
     tokens = {k: _token(doc.get(k), f"{name}: {k}") for k in TOKEN_KEYS}
+    limit = doc.get("model_max_length")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
+        raise FormatError(f"{name}: model_max_length: {limit!r}; expected a number")
+    # transformers reads anything above 1e20 (it saves 1e30 for no limit) as no limit.
+    limit = None if limit is None or limit > 10**20 else int(limit)
     return TokenizerConfig(
-        **tokens, chat_template=_template(doc.get("chat_template"), f"{name}: chat_template")
+        **tokens,
+        chat_template=_template(doc.get("chat_template"), f"{name}: chat_template"),
+        model_max_length=limit,
     )
 
 
@@ -156,6 +165,8 @@ def to_json(config: TokenizerConfig) -> dict:
     doc: dict = {"tokenizer_class": "PreTrainedTokenizerFast"}
     doc["clean_up_tokenization_spaces"] = False
     doc.update(config.tokens())
+    if config.model_max_length is not None:
+        doc["model_max_length"] = config.model_max_length
     template = config.chat_template
     if isinstance(template, Mapping):
         doc["chat_template"] = [{"name": k, "template": v} for k, v in template.items()]
