@@ -11,7 +11,7 @@ import pytest
 from bytepair import _core, patterns
 from bytepair.errors import FormatError, FormatWarning, VocabError
 from bytepair.formats import tiktoken as tt
-from conftest import non_ascii_tokens, shared
+from conftest import CORPORA, corpus_documents, non_ascii_tokens, shared
 from formats_data import SPECIAL, samples, tiktoken_file, trained
 from hypothesis import given
 from hypothesis import strategies as st
@@ -414,3 +414,105 @@ def test_saving_as_tiktoken_is_silent_when_nothing_is_lost(tmp_path):
     path, _, _ = model_files.published("llama3")
     bytepair.Tokenizer.load(path).save(tmp_path / "llama3.tiktoken")
     assert (tmp_path / "llama3.tiktoken").read_bytes() == path.read_bytes()
+
+
+# -- every name tiktoken lists, and o200k_harmony's two names for one id ----------------------
+
+
+def test_every_encoding_name_tiktoken_lists_loads_through_it(monkeypatch, tiktoken_encoding):
+    import tiktoken
+    import tiktoken.registry
+
+    assert set(tt.NAMES) == set(tiktoken.list_encoding_names())
+    assert "o200k_harmony" in tt.NAMES
+    # A name a tiktoken plugin adds loads too: the list is tiktoken's, not a copy of it.
+    r50k = tiktoken_encoding("r50k_base")
+
+    def constructor():
+        return {
+            "name": "plugin_test",
+            "pat_str": r50k._pat_str,
+            "mergeable_ranks": {t: r for t, r in r50k._mergeable_ranks.items() if r < 1000},
+            "special_tokens": {"<|plugin|>": 1000},
+        }
+
+    tiktoken.list_encoding_names()  # the plugins found first, then one more registered
+    monkeypatch.setitem(tiktoken.registry.ENCODING_CONSTRUCTORS, "plugin_test", constructor)
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", dict(tiktoken.registry.ENCODINGS))
+    tok = bytepair.Tokenizer.load("plugin_test")
+    enc = tiktoken.get_encoding("plugin_test")
+    text = "Hello world, again!<|plugin|>"
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert tok.special_tokens == {"<|plugin|>": 1000}
+
+
+@pytest.fixture(scope="module")
+def harmony(tiktoken_cache):
+    """o200k_harmony (gpt-oss) in tiktoken, and in bytepair by both ways in."""
+    import tiktoken
+
+    enc = tiktoken.get_encoding("o200k_harmony")
+    return enc, bytepair.Tokenizer.load("o200k_harmony"), bytepair.Tokenizer.from_tiktoken(enc)
+
+
+def test_o200k_harmony_gives_tiktokens_ids_with_both_names_of_id_200018(harmony):
+    enc, *toks = harmony
+    # tiktoken's own table: two names, one id (o200k_base's <|endofprompt|> and harmony's
+    # reserved range), which decodes to <|endofprompt|>.
+    assert enc._special_tokens["<|endofprompt|>"] == 200018
+    assert enc._special_tokens["<|reserved_200018|>"] == 200018
+    assert enc.decode([200018]) == "<|endofprompt|>"
+    names = ["<|endofprompt|>", "<|reserved_200018|>", "<|start|>", "<|message|>", "<|end|>"]
+    docs = [d.decode("utf-8", "replace") for c in CORPORA for d in corpus_documents(c, 20)]
+    joined = "".join(d + names[i % len(names)] for i, d in enumerate(docs))
+    want = enc.encode(joined, allowed_special="all")
+    assert want.count(200018) == 2 * len(docs) // len(names)
+    for tok in toks:
+        assert tok.special_tokens == enc._special_tokens
+        assert tok.vocab_size == enc.n_vocab
+        assert tok.encode(joined, allowed_special="all") == want
+        assert tok.encode_batch(docs, disallowed_special=()) == enc.encode_ordinary_batch(docs)
+        assert tok.decode(want) == enc.decode(want)
+        special_ids = sorted(set(enc._special_tokens.values()))
+        assert [tok.decode_bytes([i]) for i in special_ids] == [
+            enc.decode_single_token_bytes(i) for i in special_ids
+        ]
+        assert tok.vocab[200018] == b"<|endofprompt|>"
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"allowed_special": {"<|endofprompt|>"}},
+        {"allowed_special": {"<|reserved_200018|>"}},
+        {"allowed_special": {"<|endofprompt|>"}, "disallowed_special": ()},
+        {"disallowed_special": ()},
+        {"allowed_special": "all"},
+    ],
+)
+def test_o200k_harmony_policy_on_either_name_is_tiktokens(harmony, kw):
+    enc, tok, _ = harmony
+    for text in ["a <|endofprompt|> b", "a <|reserved_200018|> b"]:
+        try:
+            want = enc.encode(text, **kw)
+        except ValueError:
+            with pytest.raises(bytepair.DisallowedSpecialError):
+                tok.encode(text, **kw)
+        else:
+            assert tok.encode(text, **kw) == want
+
+
+def test_o200k_harmony_back_to_tiktoken(harmony):
+    enc, tok, _ = harmony
+    back = tok.to_tiktoken("again")
+    assert back._special_tokens == enc._special_tokens
+    text = "x<|endofprompt|>y<|reserved_200018|>z<|call|>"
+    assert back.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert back.decode([200018]) == "<|endofprompt|>"
+
+
+def test_two_names_for_one_id_stay_refused_in_a_tokenizer_made_by_hand(harmony):
+    _, tok, _ = harmony
+    with pytest.raises(bytepair.SpecialTokenError, match="both have id 200018"):
+        bytepair.Tokenizer(tok.vocab, None, tok.special_tokens, tok.pattern)

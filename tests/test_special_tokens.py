@@ -176,6 +176,33 @@ def test_two_special_tokens_with_one_id_are_refused_naming_both(tmp_path):
     assert t.decode([256, 257]) == "<a><b>"
 
 
+def _one_id_two_names() -> tiktoken.Encoding:
+    """A tiktoken encoding that names id 256 twice, as o200k_harmony names 200018."""
+    ranks = {bytes([i]): i for i in range(256)}
+    specials = {"<a>": 256, "<b>": 256, "<c>": 257}
+    return tiktoken.Encoding(
+        "twice", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens=specials
+    )
+
+
+def test_a_tiktoken_encoding_keeps_its_two_names_for_one_id():
+    enc = _one_id_two_names()
+    tok = Tokenizer.from_tiktoken(enc)
+    text = "x<a>y<b>z<c>"
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert tok.decode([256]) == enc.decode([256])
+    assert tok.special_tokens == enc._special_tokens
+
+
+@pytest.mark.parametrize("fmt", ["huggingface", "gpt2"])
+def test_a_file_with_one_token_an_id_refuses_two_names_for_one_id(tmp_path, fmt):
+    # A tokenizer.json (or vocab.json) written with both would not load, or load one name.
+    tok = Tokenizer.from_tiktoken(_one_id_two_names())
+    with pytest.raises(SpecialTokenError, match=r"'<.>' and '<.>' both have id 256.*tiktoken"):
+        tok.save(tmp_path / "out", format=fmt)
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("bad", [-1, 2**26, 2**32, 2**64, "300", 300.0, None, True])
 def test_a_special_token_id_that_is_no_int_the_core_takes_is_refused_everywhere(tmp_path, bad):
     # The same check for the constructor and for a load's special_tokens argument (which a

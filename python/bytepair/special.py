@@ -66,7 +66,6 @@ def checked(special_tokens: Sequence[str] | Mapping[str, int] | None) -> dict[st
     if not isinstance(special_tokens, Mapping):
         return {token: None for token in checked_names(special_tokens)}
     out: dict[str, int | None] = {}
-    owners: dict[int, str] = {}  # one token an id: decoding could not tell two apart
     for token, i in special_tokens.items():
         _check_name(token, out)
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < MAX_VOCAB_SIZE:
@@ -74,14 +73,35 @@ def checked(special_tokens: Sequence[str] | Mapping[str, int] | None) -> dict[st
                 f"special token {token!r} has id {i!r}; expected an int >= 0 and below "
                 f"{MAX_VOCAB_SIZE:,} (2**26)"
             )
-        if i in owners:
-            raise SpecialTokenError(
-                f"special tokens {owners[i]!r} and {token!r} both have id {i}; give each "
-                "special token its own id"
-            )
-        owners[i] = token
         out[token] = i
+    # One token an id: decoding could not tell two apart. (A tiktoken encoding that names
+    # an id twice keeps both names: formats.tiktoken.from_encoding.)
+    refuse_shared_ids(out, "give each special token its own id")
     return out
+
+
+def shared_ids(special_tokens: Mapping[str, int]) -> dict[int, list[str]]:
+    """The ids that several special tokens have, each with its tokens in order (tiktoken's
+    o200k_harmony gives 200018 to ``<|endofprompt|>`` and ``<|reserved_200018|>``).
+
+    >>> shared_ids({"<a>": 300, "<b>": 301, "<c>": 300})
+    {300: ['<a>', '<c>']}
+    """
+    tokens: dict[int, list[str]] = {}
+    for token, i in special_tokens.items():
+        tokens.setdefault(i, []).append(token)
+    return {i: names for i, names in tokens.items() if len(names) > 1}
+
+
+def refuse_shared_ids(special_tokens: Sequence[str] | Mapping[str, int] | None, fix: str) -> None:
+    """SpecialTokenError naming two special tokens that have one id, and ``fix``, what to do
+    instead; nothing for a list (its tokens take ids later) or None."""
+    shared = shared_ids(special_tokens) if isinstance(special_tokens, Mapping) else {}
+    if shared:
+        i, names = next(iter(shared.items()))
+        raise SpecialTokenError(
+            f"special tokens {names[0]!r} and {names[1]!r} both have id {i}; {fix}"
+        )
 
 
 def with_ids(

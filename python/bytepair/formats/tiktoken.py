@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import os
 import shlex
@@ -23,7 +24,7 @@ import sys
 import warnings
 from collections.abc import Mapping, Sequence
 
-from bytepair import _core, patterns
+from bytepair import _core, patterns, special
 from bytepair.errors import (
     BytepairError,
     FormatError,
@@ -412,9 +413,39 @@ def write(data, path: str | os.PathLike) -> None:
         )
 
 
-#: The encoding names ``Tokenizer.load`` (and the CLI's ``-t``) resolve through
-#: ``tiktoken.get_encoding`` when no file of that name exists.
-NAMES = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
+#: tiktoken's encoding names when tiktoken is not installed (0.14's), for messages.
+_BUILT_IN_NAMES = (
+    "gpt2",
+    "r50k_base",
+    "p50k_base",
+    "p50k_edit",
+    "cl100k_base",
+    "o200k_base",
+    "o200k_harmony",
+)
+
+
+def names() -> tuple[str, ...]:
+    """The encoding names ``Tokenizer.load`` (and the CLI's ``-t``) resolve through
+    ``tiktoken.get_encoding`` when no file of that name exists: every name tiktoken lists
+    (its plugins' too), or without tiktoken the ones it has built in.
+
+    >>> "o200k_harmony" in names()
+    True
+    """
+    try:
+        import tiktoken
+    except ImportError:
+        return _BUILT_IN_NAMES
+    return tuple(tiktoken.list_encoding_names())
+
+
+def __getattr__(name: str):
+    # NAMES follows tiktoken's list (a plugin adds names) without importing tiktoken when
+    # this module is.
+    if name == "NAMES":
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def from_name(name: str) -> TokenizerData:
@@ -439,12 +470,29 @@ def _import_tiktoken():
 
 
 def from_encoding(enc) -> TokenizerData:
-    """Exactly the ranks, special tokens and pattern of a tiktoken.Encoding."""
+    """Exactly the ranks, special tokens and pattern of a tiktoken.Encoding.
+
+    Special tokens that share an id (o200k_harmony gives 200018 to ``<|endofprompt|>`` and
+    ``<|reserved_200018|>``) are kept, as tiktoken keeps them: each encodes to the id, which
+    decodes to the name tiktoken decodes it to. A Tokenizer made by hand refuses them."""
     pattern = patterns.name_of(enc._pat_str) or enc._pat_str
-    data = TokenizerData(
-        {i: b for b, i in enc._mergeable_ranks.items()}, None, dict(enc._special_tokens), pattern
+    specials = dict(enc._special_tokens)
+    shared = special.shared_ids(specials)
+    # tiktoken's decoder keeps one name of a shared id; the core decodes an id as the last
+    # special token given for it, so that name goes last.
+    decoded = {enc.decode_single_token_bytes(i).decode("utf-8") for i in shared}
+    others = {t for tokens in shared.values() for t in tokens if t not in decoded}
+    own = {t: i for t, i in specials.items() if t not in others}
+    data = tokenizer_data.checked(
+        TokenizerData({i: b for b, i in enc._mergeable_ranks.items()}, None, own, pattern)
     )
-    return tokenizer_data.checked(data)
+    if not others:
+        return data
+    for token in others:  # each checked as the name it shares an id with was
+        special.with_ids({token: specials[token]}, data.vocab)
+    ordered = {t: i for t, i in specials.items() if t not in decoded}
+    ordered.update((t, specials[t]) for t in specials if t in decoded)
+    return dataclasses.replace(data, special_tokens=ordered)
 
 
 def to_encoding(data, name: str = "bytepair"):
