@@ -510,19 +510,35 @@ class Tokenizer:
         *,
         chat_template: str | None = None,
         add_generation_prompt: bool = False,
+        continue_final_message: bool = False,
+        tokenize: bool = True,
         return_assistant_mask: bool = False,
-    ) -> list[int] | tuple[list[int], list[int]]:
+        tools: Sequence[Mapping[str, object]] | None = None,
+        documents: Sequence[Mapping[str, object]] | None = None,
+        **template_variables: object,
+    ) -> list[int] | tuple[list[int], list[int]] | str:
         """Renders a conversation with a Jinja2 chat template and encodes it: the ids of
         transformers' ``apply_chat_template(messages, tokenize=True)``.
 
         The template is ``chat_template`` (a template, or the name of one of the config's),
-        else the config's, else the built-in ChatML (which needs the special tokens
-        ``<|im_start|>`` and ``<|im_end|>``). With ``return_assistant_mask=True``, returns
-        ``(ids, mask)``: 1 on the tokens of each assistant message's content and its closing
-        end token, the loss mask of supervised fine-tuning. A template's
-        ``{% generation %}`` marks say what that is, as in transformers; without marks, it
-        is what each assistant message adds to the rendered conversation after the
-        generation prompt, up to its last special token. Needs Jinja2.
+        else the config's (its ``tool_use`` one when ``tools`` are given), else the built-in
+        ChatML (which needs the special tokens ``<|im_start|>`` and ``<|im_end|>``).
+
+        As in transformers, ``tools`` (JSON-schema dicts; for a Python function pass
+        ``transformers.utils.get_json_schema(f)``), ``documents`` and every other keyword
+        (``enable_thinking=False``) are variables of the template, messages may lack
+        ``content`` (an assistant turn of ``tool_calls``), ``continue_final_message=True``
+        ends the text where the final message does (no end-of-turn; not with
+        ``add_generation_prompt``), and ``tokenize=False`` returns the rendered text.
+        transformers' ``return_dict``, ``return_tensors``, ``padding``, ``truncation``,
+        ``max_length`` and ``tokenizer_kwargs`` raise TypeError: this returns ids.
+
+        With ``return_assistant_mask=True``, returns ``(ids, mask)``: 1 on the tokens of
+        each assistant message's content and its closing end token, the loss mask of
+        supervised fine-tuning. A template's ``{% generation %}`` marks say what that is, as
+        in transformers; without marks, it is what each assistant message adds to the
+        rendered conversation after the generation prompt, up to its last special token.
+        Needs Jinja2.
 
         >>> import bytepair
         >>> vocab = {i: bytes([i]) for i in range(256)}
@@ -532,6 +548,9 @@ class Tokenizer:
         ... )
         >>> tok.decode([i for i, m in zip(ids, mask) if m])
         'Hi<|im_end|>'
+        >>> prefill = [{"role": "assistant", "content": "Hel"}]
+        >>> tok.apply_chat_template(prefill, continue_final_message=True, tokenize=False)
+        '<|im_start|>assistant\\nHel'
         """
         from bytepair import chat_template as chat
 
@@ -540,7 +559,12 @@ class Tokenizer:
             messages,
             chat_template=chat_template,
             add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+            tokenize=tokenize,
             return_assistant_mask=return_assistant_mask,
+            tools=tools,
+            documents=documents,
+            **template_variables,
         )
 
     def encode_iterable(
@@ -848,6 +872,9 @@ class Tokenizer:
             self._pipeline,
             self.config,
             rank_table=self._rank_mode,
+            # Built from checked data: a rebuild need not (and for tiktoken's shared ids
+            # must not) check it again.
+            is_checked=True,
         )
 
     @classmethod

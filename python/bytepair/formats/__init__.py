@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+from bytepair import special
 from bytepair.errors import (
     FormatError,
     PatternError,
@@ -220,12 +221,22 @@ def save(data, path: str | os.PathLike, format: str | None = None) -> None:
 
     A tokenizer.json pipeline that is more than a pattern and special tokens (a normalizer,
     several pre-tokenizer steps, flagged or non-special added tokens) is written as
-    huggingface only: the other formats would drop part of it, and encode differently."""
+    huggingface only: the other formats would drop part of it, and encode differently.
+    Special tokens that share an id (tiktoken's o200k_harmony) are saved as tiktoken only:
+    SpecialTokenError for the others."""
     data = tokenizer_data.of(data)
     if format is None:
         format = save_format(path)
     if isinstance(path, (tuple, list)) and format in ("huggingface", "gpt2"):
         format = "gpt2"
+    if format != "tiktoken":
+        # A tokenizer.json, GPT-2's and Tekken's files give each id one token.
+        special.refuse_shared_ids(
+            data.special_tokens,
+            f"a {format} file gives each id one token: save this tokenizer with "
+            "format='tiktoken' (its special tokens travel beside the file, as tiktoken's do), "
+            "or build one without one of the two names",
+        )
     if format != "huggingface":
         _check_portable(data, format, path)
     if format == "huggingface":
