@@ -119,7 +119,7 @@ def stores_settings(path) -> str | None:
 
     if isinstance(path, (tuple, list)):
         return None
-    if isinstance(path, str) and path in tiktoken.NAMES and not os.path.exists(path):
+    if isinstance(path, str) and not os.path.exists(path) and path in tiktoken.NAMES:
         return "a tiktoken encoding"
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         return "a tokenizer.json"
@@ -151,7 +151,8 @@ def load(
             )
     if isinstance(path, (tuple, list)):
         return gpt2.load(path, special_tokens=special_tokens, pattern=pattern or "gpt2")
-    if isinstance(path, str) and path in tiktoken.NAMES and not os.path.exists(path):
+    # A file first: NAMES imports tiktoken (30 ms), which loading a file does not need.
+    if isinstance(path, str) and not os.path.exists(path) and path in tiktoken.NAMES:
         return tiktoken.from_name(path)
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         path = os.path.join(path, "tokenizer.json")  # a folder that save("dir/") wrote
