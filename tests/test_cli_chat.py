@@ -78,6 +78,12 @@ def test_tokenize_chat_errors_are_one_line(folder, tmp_path, capsys):
     assert main(["tokenize", "-t", str(folder), "--chat", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the chat template failed" in err and "content" in err
+    # A template path that does not exist is an error, not template text.
+    args = ["tokenize", "-t", str(folder), "--chat", str(folder / "conversation.json")]
+    missing = str(tmp_path / "missing.jinja")
+    assert main([*args, "--chat-template", missing]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--chat-template {missing}: no such file" in err
 
 
 def test_chat_without_jinja2_is_one_line_saying_what_to_install(folder, tmp_path):

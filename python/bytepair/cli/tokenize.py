@@ -107,6 +107,14 @@ def tokenize_chat(args) -> int:
     template = args.chat_template
     if template is not None and os.path.isfile(template):
         template = Path(template).read_text(encoding="utf-8")
+    elif template is not None:
+        configured = tok.config.chat_template
+        named = sorted(configured) if isinstance(configured, dict) else []
+        if template not in named:  # not taken as template text: a mistyped path is no template
+            raise UsageError(
+                f"--chat-template {template}: no such file, nor a template the tokenizer names"
+                + (f" ({', '.join(named)})" if named else " (it names none)")
+            )
     colour = use_colour(sys.stdout, args.color)
     print(chat_view.chat_view(tok, messages, colour=colour, chat_template_arg=template))
     return 0
