@@ -193,17 +193,20 @@ def test_jinja_features_render_as_in_transformers(saved):
         assert got == expected
 
 
-def test_templates_from_a_tokenizer_config(saved, tmp_path):
+def with_named_templates(saved, folder, **templates):
+    """``folder`` holding the saved tokenizer, its config naming ``templates``."""
     _, _, directory = saved
     for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(directory / name, tmp_path / name)
-    config_path = tmp_path / "tokenizer_config.json"
+        shutil.copy(directory / name, folder / name)
+    config_path = folder / "tokenizer_config.json"
     config = json.loads(config_path.read_text("utf-8"))
-    config["chat_template"] = [
-        {"name": "default", "template": LLAMA_LIKE},
-        {"name": "plain", "template": CLASSIC_CHATML},
-    ]
+    config["chat_template"] = [{"name": n, "template": t} for n, t in templates.items()]
     config_path.write_text(json.dumps(config), "utf-8")
+    return folder
+
+
+def test_templates_from_a_tokenizer_config(saved, tmp_path):
+    with_named_templates(saved, tmp_path, default=LLAMA_LIKE, plain=CLASSIC_CHATML)
     loaded = bytepair.Tokenizer.load(tmp_path)
     hf = auto_tokenizer(tmp_path)
     messages, _ = next(conversations(1, seed=4))
@@ -214,6 +217,8 @@ def test_templates_from_a_tokenizer_config(saved, tmp_path):
         messages, chat_template="plain", return_dict=False
     )
     # A single template in chat_template.jinja (transformers' own layout since v4.43).
+    config_path = tmp_path / "tokenizer_config.json"
+    config = json.loads(config_path.read_text("utf-8"))
     del config["chat_template"]
     config_path.write_text(json.dumps(config), "utf-8")
     (tmp_path / "chat_template.jinja").write_text(LLAMA_LIKE_MARKED, "utf-8")
@@ -313,16 +318,7 @@ def test_tools_documents_and_variables_render_as_in_transformers(saved, kw):
 
 
 def test_tools_pick_the_configs_tool_use_template(saved, tmp_path):
-    _, _, directory = saved
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(directory / name, tmp_path / name)
-    config_path = tmp_path / "tokenizer_config.json"
-    config = json.loads(config_path.read_text("utf-8"))
-    config["chat_template"] = [
-        {"name": "default", "template": CLASSIC_CHATML},
-        {"name": "tool_use", "template": TOOLING},
-    ]
-    config_path.write_text(json.dumps(config), "utf-8")
+    with_named_templates(saved, tmp_path, default=CLASSIC_CHATML, tool_use=TOOLING)
     tok, hf = bytepair.Tokenizer.load(tmp_path), auto_tokenizer(tmp_path)
     messages = [{"role": "user", "content": "hi"}]
     for tools in (None, [WEATHER]):
