@@ -218,6 +218,15 @@ def _damaged(path: str, out_dir: str, what: str) -> CorpusError:
     )
 
 
+def _not_as_recorded(path: str, what: str, where: str, recorded: str, out_dir: str):
+    """The error for a file of the run (``path``, which ``what``) that is not as ``where``
+    (the index or the progress) records it (``recorded``)."""
+    return CorpusError(
+        f"{path} {what}, but {where} records {recorded}: remove the directory {out_dir} to "
+        "start over"
+    )
+
+
 def _read(path: str, out_dir: str) -> dict:
     """A JSON object that a run wrote (index.json, .progress.json)."""
     try:
@@ -250,10 +259,7 @@ def _check_shards(out_dir: str, where: str, shards: object, dtype) -> None:
         shard = os.path.join(out_dir, entry["file"])
         problem = npy_file.problem(shard, dtype, entry["tokens"])
         if problem is not None:
-            raise CorpusError(
-                f"{shard} {problem}, but {where} records it as finished: remove the "
-                f"directory {out_dir} to start over"
-            )
+            raise _not_as_recorded(shard, problem, where, "it as finished", out_dir)
 
 
 def _differs(old: dict, run: dict) -> str | None:
@@ -283,10 +289,7 @@ def _finished(out_dir: str, run: dict, dtype) -> dict | None:
     starts = os.path.join(out_dir, DOCUMENTS)
     problem = npy_file.problem(starts, numpy.int64, index["documents"])
     if problem is not None:
-        raise CorpusError(
-            f"{starts} {problem}, but {path} records the run as finished: remove the "
-            f"directory {out_dir} to start over"
-        )
+        raise _not_as_recorded(starts, problem, path, "the run as finished", out_dir)
     return index
 
 
@@ -325,10 +328,7 @@ def _resumable(out_dir: str, run: dict, dtype) -> dict | None:
     have = os.path.getsize(starts) // 8 if os.path.isfile(starts) else None
     if have is None or have < state["documents"]:
         held = "is missing" if have is None else f"holds {have:,} document starts"
-        raise CorpusError(
-            f"{starts} {held}, but {path} records {state['documents']:,}: remove the "
-            f"directory {out_dir} to start over"
-        )
+        raise _not_as_recorded(starts, held, path, f"{state['documents']:,}", out_dir)
     return state
 
 
