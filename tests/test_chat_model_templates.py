@@ -272,6 +272,15 @@ def plain_conversations(count: int, seed: int):
         yield messages
 
 
+def same_as_transformers(tok, hf, messages, **kw) -> str:
+    """Asserts bytepair's rendered text and ids equal transformers' for one call; the text."""
+    text = hf.apply_chat_template(messages, tokenize=False, **kw)
+    assert tok.apply_chat_template(messages, tokenize=False, **kw) == text
+    expected = hf.apply_chat_template(messages, return_dict=False, **kw)
+    assert tok.apply_chat_template(messages, **kw) == expected
+    return text
+
+
 def test_tools_and_tool_calls_equal_transformers(model):
     tok, hf = model("qwen35", "chatml_tools")
     rng = random.Random(7)
@@ -280,10 +289,7 @@ def test_tools_and_tool_calls_equal_transformers(model):
         for tools in (TOOLS, None):
             kw = {"tools": tools, "add_generation_prompt": rng.random() < 0.5}
             kw.update(rng.choice([{}, {"enable_thinking": False}, {"enable_thinking": True}]))
-            text = hf.apply_chat_template(messages, tokenize=False, **kw)
-            assert tok.apply_chat_template(messages, tokenize=False, **kw) == text
-            expected = hf.apply_chat_template(messages, return_dict=False, **kw)
-            assert tok.apply_chat_template(messages, **kw) == expected
+            text = same_as_transformers(tok, hf, messages, **kw)
             assert ("<tools>" in text) == (tools is not None)
             calls += text.count("<tool_call>\n{")
         without_content += sum(1 for m in messages if "content" not in m)
@@ -355,12 +361,8 @@ def test_continue_final_message_equals_transformers(model, tokenizer, name):
             {"role": "user", "content": text()},
             {"role": "assistant", "content": prefix},
         ]
-        kw = {"continue_final_message": True}
-        expected_text = hf.apply_chat_template(messages, tokenize=False, **kw)
-        assert tok.apply_chat_template(messages, tokenize=False, **kw) == expected_text
-        assert expected_text.rstrip().endswith(prefix.strip())
-        expected = hf.apply_chat_template(messages, return_dict=False, **kw)
-        assert tok.apply_chat_template(messages, **kw) == expected
+        rendered = same_as_transformers(tok, hf, messages, continue_final_message=True)
+        assert rendered.rstrip().endswith(prefix.strip())
 
 
 def test_headers_equal_transformers_and_their_mask_the_marked_template(model):
@@ -403,10 +405,7 @@ def test_mistral_common_templates_equal_transformers(model, version):
     for messages in conversations:
         for tools in (TOOLS, None):
             kw = {"tools": tools, "add_generation_prompt": rng.random() < 0.5}
-            text = hf.apply_chat_template(messages, tokenize=False, **kw)
-            assert tok.apply_chat_template(messages, tokenize=False, **kw) == text
-            expected = hf.apply_chat_template(messages, return_dict=False, **kw)
-            assert tok.apply_chat_template(messages, **kw) == expected
+            text = same_as_transformers(tok, hf, messages, **kw)
             assert ("[AVAILABLE_TOOLS]" in text) == (tools is not None)
             calls += text.count("[TOOL_CALLS]")
     assert calls > 20
