@@ -14,6 +14,7 @@
 //! punctuation class (not a letter, number, mark or whitespace), which is how Python's
 //! `regex` module sees the lone surrogates that `errors="surrogateescape"` makes of them.
 
+mod byte_classes;
 mod chars;
 mod cl100k;
 mod cl100k_window;

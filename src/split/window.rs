@@ -4,6 +4,8 @@
 //! the whole text's pieces there, so a splitter can find all of them from the masks
 //! (`split/o200k_window.rs`) instead of one branchy scan per piece.
 
+use super::byte_classes::{self, eq_mask, Classes};
+
 /// The longest window: 63 bytes, so that bit 63 of every mask is free and a carry out of a
 /// run of bits never leaves the word.
 pub const MAX_WINDOW: usize = 63;
@@ -35,20 +37,22 @@ impl Window {
     /// The window of the text from `i` (a piece boundary), or, when there is none (the text
     /// from `i` has a non-ASCII byte before any safe cut, or no safe cut in reach), the
     /// offset before which no window will start: past that non-ASCII byte, else `i + 1`.
+    ///
+    /// # Safety
+    /// With `WIDE`, the CPU has AVX-512BW (see [`byte_classes`]).
     #[inline(always)]
-    pub(super) fn at(text: &[u8], i: usize) -> Result<Window, usize> {
+    unsafe fn at<const WIDE: bool>(text: &[u8], i: usize) -> Result<Window, usize> {
         let rest = &text[i..];
         let avail = rest.len().min(64);
-        let mut bytes = [0u8; 64];
-        bytes[..avail].copy_from_slice(&rest[..avail]);
+        let bytes = byte_classes::load::<WIDE>(rest, avail);
         // A non-ASCII byte close ahead leaves too short a window to be worth its classes
         // (over any window, o200k split zh-prose at 0.82x, 25 languages at 0.73x).
-        let non_ascii = high_bits(&bytes) & below(avail);
+        let non_ascii = byte_classes::high_bits::<WIDE>(&bytes) & below(avail);
         let ascii_end = (non_ascii.trailing_zeros() as usize).min(avail);
         if ascii_end < MIN_ASCII.min(rest.len()) {
             return Err(i + ascii_end + 1);
         }
-        let c = Classes::of(&bytes);
+        let c = Classes::of::<WIDE>(&bytes);
         // Bits of the bytes present before the first non-ASCII one.
         let ascii = below(ascii_end);
         let len = if rest.len() <= MAX_WINDOW && ascii_end == rest.len() {
@@ -121,6 +125,10 @@ pub(super) fn window_starts(
     if let Some(non_ascii) = first_non_ascii_of_16(text, i) {
         return Err(i + non_ascii + 1);
     }
+    if byte_classes::wide_available() {
+        // SAFETY: the CPU has AVX-512BW.
+        return unsafe { window_of_wide(text, i, starts) };
+    }
     window_of(text, i, starts)
 }
 
@@ -132,7 +140,23 @@ fn window_of(
     i: usize,
     starts: impl Fn(&Window) -> Option<u64>,
 ) -> Result<(u64, usize), usize> {
-    let w = Window::at(text, i)?;
+    // SAFETY: the narrow masks need nothing past x86-64's SSE2.
+    let w = unsafe { Window::at::<false>(text, i)? };
+    Ok((starts(&w).ok_or(i + 1)?, w.len))
+}
+
+/// [`window_of`] compiled for AVX-512BW, so that the wide masks inline into it.
+///
+/// # Safety
+/// The CPU has AVX-512BW.
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx512bw"))]
+#[inline(never)]
+unsafe fn window_of_wide(
+    text: &[u8],
+    i: usize,
+    starts: impl Fn(&Window) -> Option<u64>,
+) -> Result<(u64, usize), usize> {
+    let w = Window::at::<true>(text, i)?;
     Ok((starts(&w).ok_or(i + 1)?, w.len))
 }
 
@@ -266,129 +290,6 @@ pub(super) fn below(n: usize) -> u64 {
     }
 }
 
-/// The classes of 64 bytes, before the window's length is known.
-struct Classes {
-    upper: u64,
-    lower: u64,
-    digit: u64,
-    ws: u64,
-    newline: u64,
-    lf: u64,
-    space: u64,
-    slash: u64,
-    apostrophe: u64,
-    /// `0x21..=0x7e`.
-    visible: u64,
-}
-
-impl Classes {
-    #[inline(always)]
-    fn of(bytes: &[u8; 64]) -> Classes {
-        let lf = eq_mask(bytes, b'\n', 0);
-        let cr = eq_mask(bytes, b'\r', 0);
-        let space = eq_mask(bytes, b' ', 0);
-        Classes {
-            upper: range_mask(bytes, b'A', b'Z'),
-            lower: range_mask(bytes, b'a', b'z'),
-            digit: range_mask(bytes, b'0', b'9'),
-            ws: range_mask(bytes, b'\t', b'\r') | space,
-            newline: lf | cr,
-            lf,
-            space,
-            slash: eq_mask(bytes, b'/', 0),
-            apostrophe: eq_mask(bytes, b'\'', 0),
-            visible: range_mask(bytes, 0x21, 0x7E),
-        }
-    }
-}
-
-/// The bytes of 0x80 and up.
-#[inline(always)]
-fn high_bits(bytes: &[u8; 64]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: as in `eq_mask`.
-        unsafe { lanes(bytes, |x| x) }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        bits(bytes, |b| b >= 0x80)
-    }
-}
-
-/// The bytes `b` with `b | fold == value`.
-#[inline(always)]
-fn eq_mask(bytes: &[u8; 64], value: u8, fold: u8) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86-64; the loads read 16 of the 64 bytes each.
-        unsafe {
-            let v = _mm_set1_epi8(value as i8);
-            let f = _mm_set1_epi8(fold as i8);
-            lanes(bytes, |x| _mm_cmpeq_epi8(_mm_or_si128(x, f), v))
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        bits(bytes, |b| b | fold == value)
-    }
-}
-
-/// The bytes in `lo..=hi`.
-#[inline(always)]
-fn range_mask(bytes: &[u8; 64], lo: u8, hi: u8) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: as in `eq_mask`. Bytes are compared as signed after flipping the top bit,
-        // which orders them as unsigned.
-        unsafe {
-            let flip = _mm_set1_epi8(i8::MIN);
-            let below_lo = _mm_set1_epi8((lo ^ 0x80) as i8);
-            let above_hi = _mm_set1_epi8((hi ^ 0x80) as i8);
-            lanes(bytes, |x| {
-                let x = _mm_xor_si128(x, flip);
-                _mm_andnot_si128(
-                    _mm_or_si128(_mm_cmplt_epi8(x, below_lo), _mm_cmpgt_epi8(x, above_hi)),
-                    _mm_set1_epi8(-1),
-                )
-            })
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        bits(bytes, |b| (lo..=hi).contains(&b))
-    }
-}
-
-/// The 64 bits of a per-byte comparison made 16 bytes at a time.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn lanes(
-    bytes: &[u8; 64],
-    cmp: impl Fn(std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i,
-) -> u64 {
-    use std::arch::x86_64::*;
-    let mut out = 0u64;
-    for (k, chunk) in bytes.chunks_exact(16).enumerate() {
-        let x = _mm_loadu_si128(chunk.as_ptr().cast());
-        out |= u64::from(_mm_movemask_epi8(cmp(x)) as u16) << (16 * k);
-    }
-    out
-}
-
-/// The 64 bits of a per-byte test made one byte at a time: other CPUs' masks, and the
-/// tests' check of the vector ones.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-#[inline(always)]
-fn bits(bytes: &[u8; 64], keep: impl Fn(u8) -> bool) -> u64 {
-    bytes
-        .iter()
-        .enumerate()
-        .fold(0, |acc, (k, &b)| acc | u64::from(keep(b)) << k)
-}
-
 /// Asserts that the splitter `pieces`, through its windows where it takes them, cuts random
 /// ASCII text, rich in what the patterns treat specially, exactly where its scanning
 /// `piece_end` alone does.
@@ -435,7 +336,8 @@ pub(super) fn assert_windows_scan_alike(name: &str, pieces: impl super::PieceEnd
         let text: Vec<u8> = (0..n)
             .flat_map(|_| atoms[rng.below(atoms.len())].iter().copied())
             .collect();
-        windows += usize::from(Window::at(&text, 0).is_ok());
+        // SAFETY: the narrow masks need nothing past x86-64's SSE2.
+        windows += usize::from(unsafe { Window::at::<false>(&text, 0) }.is_ok());
         let show = String::from_utf8_lossy(&text);
         assert_eq!(through_windows(&text), scanned(&text), "{name} {show:?}");
     }
@@ -454,39 +356,6 @@ mod tests {
         assert_eq!(fill_right(0b0100_0000, 0b0111_0110), 0b0100_0000);
         assert_eq!(fill_left(0b0100_0000, 0b0111_0110), 0b0111_0000);
         assert_eq!(fill_left(0b0000_0100, 0b0111_0110), 0b0000_0110);
-    }
-
-    #[test]
-    fn classes_are_the_bytes_classes() {
-        let mut bytes = [0u8; 64];
-        for start in (0..256).step_by(64) {
-            for (k, b) in bytes.iter_mut().enumerate() {
-                *b = (start + k) as u8;
-            }
-            let c = Classes::of(&bytes);
-            for (k, &b) in bytes.iter().enumerate() {
-                let bit = |m: u64| m >> k & 1 == 1;
-                assert_eq!(bit(high_bits(&bytes)), b >= 0x80, "{b:#x}");
-                assert_eq!(bit(c.upper), b.is_ascii_uppercase(), "{b:#x}");
-                assert_eq!(bit(c.lower), b.is_ascii_lowercase(), "{b:#x}");
-                assert_eq!(bit(c.digit), b.is_ascii_digit(), "{b:#x}");
-                // Unicode White_Space in ASCII (not Rust's is_ascii_whitespace: no \x0b).
-                assert_eq!(bit(c.ws), matches!(b, 9..=13 | 32), "{b:#x}");
-                assert_eq!(bit(c.newline), matches!(b, b'\r' | b'\n'), "{b:#x}");
-                assert_eq!(bit(c.visible), b.is_ascii_graphic(), "{b:#x}");
-                assert_eq!(bit(eq_mask(&bytes, b's', 0x20)), b == b's' || b == b'S');
-            }
-            // The byte-at-a-time masks that other CPUs run give the same bits.
-            assert_eq!(high_bits(&bytes), bits(&bytes, |b| b >= 0x80));
-            assert_eq!(
-                eq_mask(&bytes, b's', 0x20),
-                bits(&bytes, |b| b | 0x20 == b's')
-            );
-            assert_eq!(eq_mask(&bytes, b'\n', 0), bits(&bytes, |b| b == b'\n'));
-            let visible = bits(&bytes, |b| (0x21..=0x7E).contains(&b));
-            assert_eq!(range_mask(&bytes, 0x21, 0x7E), visible);
-            assert_eq!(range_mask(&bytes, 0, 0xFF), u64::MAX);
-        }
     }
 
     /// The window ends at the last safe cut in reach (or at the text's end), never past a
@@ -528,8 +397,14 @@ mod tests {
                         .rev()
                         .find(|&c| is_safe_cut(rest, c))
                 };
-                let got = Window::at(&text, i).map(|w| w.len).ok();
-                assert_eq!(got, want, "{:?} from {i}", String::from_utf8_lossy(&text));
+                let show = String::from_utf8_lossy(&text);
+                // SAFETY: the wide masks are asked for where the CPU has them.
+                let got = unsafe { Window::at::<false>(&text, i) }.map(|w| w.len).ok();
+                assert_eq!(got, want, "{show:?} from {i}");
+                if byte_classes::wide_available() {
+                    let got = unsafe { Window::at::<true>(&text, i) }.map(|w| w.len).ok();
+                    assert_eq!(got, want, "wide: {show:?} from {i}");
+                }
             }
         }
     }
