@@ -14,7 +14,7 @@
 use super::cl100k;
 use super::window::{
     contraction_pieces, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts,
-    Window,
+    Window, WindowStarts,
 };
 use super::PieceEnds;
 
@@ -45,10 +45,17 @@ impl<const P: u8> PieceEnds for Cl100kWindows<P> {
 
     #[inline(always)]
     fn window(self, text: &[u8], i: usize) -> Result<(u64, usize), usize> {
+        window_starts(text, i, self)
+    }
+}
+
+impl<const P: u8> WindowStarts for Cl100kWindows<P> {
+    #[inline(always)]
+    fn starts(self, w: &Window) -> Option<u64> {
         match P {
-            0 => window_starts(text, i, starts::<3, true>),
-            1 => window_starts(text, i, starts::<3, false>),
-            _ => window_starts(text, i, starts::<1, false>),
+            0 => starts::<3, true>(w),
+            1 => starts::<3, false>(w),
+            _ => starts::<1, false>(w),
         }
     }
 }

@@ -10,7 +10,7 @@
 //!   the space of the next; a run that ends the text is one piece (`\s++$`).
 
 use super::gpt2;
-use super::window::{below, contraction_pieces, window_starts, Window};
+use super::window::{below, contraction_pieces, window_starts, Window, WindowStarts};
 use super::PieceEnds;
 
 /// GPT-2's splitter: windows of masks, the scanning splitter elsewhere.
@@ -25,7 +25,14 @@ impl PieceEnds for Gpt2Windows {
 
     #[inline(always)]
     fn window(self, text: &[u8], i: usize) -> Result<(u64, usize), usize> {
-        window_starts(text, i, starts)
+        window_starts(text, i, self)
+    }
+}
+
+impl WindowStarts for Gpt2Windows {
+    #[inline(always)]
+    fn starts(self, w: &Window) -> Option<u64> {
+        starts(w)
     }
 }
 

@@ -25,7 +25,8 @@
 
 use super::o200k;
 use super::window::{
-    contractions, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts, Window,
+    contractions, digit_starts, fill_right, window_starts, word_and_punct_starts, ws_starts,
+    Window, WindowStarts,
 };
 use super::PieceEnds;
 
@@ -50,7 +51,14 @@ impl<const C: bool, const D: u32> PieceEnds for O200kWindows<C, D> {
 
     #[inline(always)]
     fn window(self, text: &[u8], i: usize) -> Result<(u64, usize), usize> {
-        window_starts(text, i, starts::<C, D>)
+        window_starts(text, i, self)
+    }
+}
+
+impl<const C: bool, const D: u32> WindowStarts for O200kWindows<C, D> {
+    #[inline(always)]
+    fn starts(self, w: &Window) -> Option<u64> {
+        starts::<C, D>(w)
     }
 }
 

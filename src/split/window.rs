@@ -112,13 +112,19 @@ impl Window {
     }
 }
 
-/// `PieceEnds::window` of a splitter whose pieces of a window `starts` finds (`None` to
-/// leave the window to the scanning splitter).
+/// A splitter's pieces of a window: the bytes where a piece starts (bit 0 always), or
+/// `None` to leave the window to the scanning splitter. A trait rather than a closure so
+/// that the call inlines into [`window_of_wide`] (through `Fn::call`, LLVM left it a call).
+pub(super) trait WindowStarts: Copy {
+    fn starts(self, w: &Window) -> Option<u64>;
+}
+
+/// `PieceEnds::window` of a splitter whose pieces of a window `starts` finds.
 #[inline(always)]
 pub(super) fn window_starts(
     text: &[u8],
     i: usize,
-    starts: impl Fn(&Window) -> Option<u64>,
+    starts: impl WindowStarts,
 ) -> Result<(u64, usize), usize> {
     // In text of other scripts most pieces have a non-ASCII byte in their first 16, and the
     // window would be too short to be worth its classes: scan past it.
@@ -135,14 +141,10 @@ pub(super) fn window_starts(
 /// [`window_starts`] past its first test: a call of its own, so that the scanning loop it
 /// sits in stays small (inlined, o200k split Chinese at 0.92x).
 #[inline(never)]
-fn window_of(
-    text: &[u8],
-    i: usize,
-    starts: impl Fn(&Window) -> Option<u64>,
-) -> Result<(u64, usize), usize> {
+fn window_of(text: &[u8], i: usize, starts: impl WindowStarts) -> Result<(u64, usize), usize> {
     // SAFETY: the narrow masks need nothing past x86-64's SSE2.
     let w = unsafe { Window::at::<false>(text, i)? };
-    Ok((starts(&w).ok_or(i + 1)?, w.len))
+    Ok((starts.starts(&w).ok_or(i + 1)?, w.len))
 }
 
 /// [`window_of`] compiled for AVX-512BW, so that the wide masks inline into it.
@@ -154,10 +156,10 @@ fn window_of(
 unsafe fn window_of_wide(
     text: &[u8],
     i: usize,
-    starts: impl Fn(&Window) -> Option<u64>,
+    starts: impl WindowStarts,
 ) -> Result<(u64, usize), usize> {
     let w = Window::at::<true>(text, i)?;
-    Ok((starts(&w).ok_or(i + 1)?, w.len))
+    Ok((starts.starts(&w).ok_or(i + 1)?, w.len))
 }
 
 /// Of the apostrophes `at`, those that start a contraction (`'s`, `'t`, `'m`, `'d`, `'re`,
