@@ -294,9 +294,10 @@ pub(super) fn below(n: usize) -> u64 {
 
 /// Asserts that the splitter `pieces`, through its windows where it takes them, cuts random
 /// ASCII text, rich in what the patterns treat specially, exactly where its scanning
-/// `piece_end` alone does.
+/// `piece_end` alone does; and that both widths of masks give the same windows (the cuts
+/// above take the wide ones where the CPU has them).
 #[cfg(test)]
-pub(super) fn assert_windows_scan_alike(name: &str, pieces: impl super::PieceEnds) {
+pub(super) fn assert_windows_scan_alike(name: &str, pieces: impl super::PieceEnds + WindowStarts) {
     use super::EndSink;
     use crate::test_rng::Lcg;
     use std::convert::Infallible;
@@ -341,6 +342,17 @@ pub(super) fn assert_windows_scan_alike(name: &str, pieces: impl super::PieceEnd
         // SAFETY: the narrow masks need nothing past x86-64's SSE2.
         windows += usize::from(unsafe { Window::at::<false>(&text, 0) }.is_ok());
         let show = String::from_utf8_lossy(&text);
+        if byte_classes::wide_available() {
+            for i in 0..text.len() {
+                // SAFETY: the CPU has AVX-512BW.
+                let wide = unsafe { window_of_wide(&text, i, pieces) };
+                assert_eq!(
+                    window_of(&text, i, pieces),
+                    wide,
+                    "{name} {show:?} from {i}"
+                );
+            }
+        }
         assert_eq!(through_windows(&text), scanned(&text), "{name} {show:?}");
     }
     // Most texts start a window: the comparison is not of scanning with itself.
