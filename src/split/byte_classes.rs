@@ -82,9 +82,9 @@ impl Classes {
         if WIDE {
             return wide::classes(bytes);
         }
-        let lf = eq_mask(bytes, b'\n', 0);
-        let cr = eq_mask(bytes, b'\r', 0);
-        let space = eq_mask(bytes, b' ', 0);
+        let lf = narrow_eq_mask(bytes, b'\n', 0);
+        let cr = narrow_eq_mask(bytes, b'\r', 0);
+        let space = narrow_eq_mask(bytes, b' ', 0);
         Classes {
             upper: range_mask(bytes, b'A', b'Z'),
             lower: range_mask(bytes, b'a', b'z'),
@@ -93,16 +93,28 @@ impl Classes {
             newline: lf | cr,
             lf,
             space,
-            slash: eq_mask(bytes, b'/', 0),
-            apostrophe: eq_mask(bytes, b'\'', 0),
+            slash: narrow_eq_mask(bytes, b'/', 0),
+            apostrophe: narrow_eq_mask(bytes, b'\'', 0),
             visible: range_mask(bytes, 0x21, 0x7E),
         }
     }
 }
 
 /// The bytes `b` with `b | fold == value`.
+///
+/// # Safety
+/// As [`load`].
 #[inline(always)]
-pub(super) fn eq_mask(bytes: &[u8; 64], value: u8, fold: u8) -> u64 {
+pub(super) unsafe fn eq_mask<const WIDE: bool>(bytes: &[u8; 64], value: u8, fold: u8) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        return wide::eq_mask(bytes, value, fold);
+    }
+    narrow_eq_mask(bytes, value, fold)
+}
+
+#[inline(always)]
+fn narrow_eq_mask(bytes: &[u8; 64], value: u8, fold: u8) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -181,6 +193,14 @@ mod wide {
         };
         let x = _mm512_maskz_loadu_epi8(mask, rest.as_ptr().cast());
         std::mem::transmute::<__m512i, [u8; 64]>(x)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    pub(super) unsafe fn eq_mask(bytes: &[u8; 64], value: u8, fold: u8) -> u64 {
+        let x = _mm512_loadu_si512(bytes.as_ptr().cast());
+        let x = _mm512_or_si512(x, _mm512_set1_epi8(fold as i8));
+        _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(value as i8))
     }
 
     #[target_feature(enable = "avx512bw")]
@@ -272,11 +292,16 @@ mod tests {
                 unsafe { high_bits::<false>(&bytes) },
                 bits(&bytes, |b| b >= 0x80)
             );
-            assert_eq!(
-                eq_mask(&bytes, b's', 0x20),
-                bits(&bytes, |b| b | 0x20 == b's')
-            );
-            assert_eq!(eq_mask(&bytes, b'\n', 0), bits(&bytes, |b| b == b'\n'));
+            for (value, fold) in [(b's', 0x20), (b'\n', 0), (b'\'', 0)] {
+                let want = bits(&bytes, |b| b | fold == value);
+                // SAFETY: as above.
+                unsafe {
+                    assert_eq!(eq_mask::<false>(&bytes, value, fold), want);
+                    if wide_available() {
+                        assert_eq!(eq_mask::<true>(&bytes, value, fold), want);
+                    }
+                }
+            }
             let visible = bits(&bytes, |b| (0x21..=0x7E).contains(&b));
             assert_eq!(range_mask(&bytes, 0x21, 0x7E), visible);
             assert_eq!(range_mask(&bytes, 0, 0xFF), u64::MAX);

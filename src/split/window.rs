@@ -4,7 +4,7 @@
 //! the whole text's pieces there, so a splitter can find all of them from the masks
 //! (`split/o200k_window.rs`) instead of one branchy scan per piece.
 
-use super::byte_classes::{self, eq_mask, Classes};
+use super::byte_classes::{self, Classes};
 
 /// The longest window: 63 bytes, so that bit 63 of every mask is free and a carry out of a
 /// run of bits never leaves the word.
@@ -31,6 +31,8 @@ pub(super) struct Window {
     pub apostrophe: u64,
     /// The window's bytes, zero past `len`, for the classes asked for later.
     bytes: [u8; 64],
+    /// Whether its masks are made 64 bytes at a time (AVX-512BW), as later ones are then.
+    wide: bool,
 }
 
 impl Window {
@@ -84,6 +86,7 @@ impl Window {
             slash: c.slash & valid,
             apostrophe: c.apostrophe & valid,
             bytes,
+            wide: WIDE,
         })
     }
 
@@ -99,16 +102,13 @@ impl Window {
         below(self.len) & !(self.letter() | self.digit | self.ws)
     }
 
-    /// The bytes equal to `lower` (an ASCII lowercase letter) or its uppercase.
+    /// The bytes `b` with `b | fold == value`.
+    ///
+    /// # Safety
+    /// With `WIDE`, the CPU has AVX-512BW.
     #[inline(always)]
-    pub(super) fn letter_either_case(&self, lower: u8) -> u64 {
-        eq_mask(&self.bytes, lower, 0x20) & below(self.len)
-    }
-
-    /// The bytes equal to `byte`.
-    #[inline(always)]
-    pub(super) fn byte(&self, byte: u8) -> u64 {
-        eq_mask(&self.bytes, byte, 0) & below(self.len)
+    unsafe fn bytes_of<const WIDE: bool>(&self, value: u8, fold: u8) -> u64 {
+        byte_classes::eq_mask::<WIDE>(&self.bytes, value, fold) & below(self.len)
     }
 }
 
@@ -164,17 +164,38 @@ unsafe fn window_of_wide(
 
 /// Of the apostrophes `at`, those that start a contraction (`'s`, `'t`, `'m`, `'d`, `'re`,
 /// `'ve`, `'ll`; in either case when `fold`), and the contractions' letters. A call of its
-/// own: most windows have no apostrophe.
-#[inline(never)]
+/// own, in the masks' width of the window: most windows have no apostrophe.
+#[inline(always)]
 pub(super) fn contractions(w: &Window, at: u64, fold: bool) -> (u64, u64) {
-    let letter = |c: u8| {
-        if fold {
-            w.letter_either_case(c)
-        } else {
-            w.byte(c)
-        }
-    };
-    let [s, t, m, d, r, v, l, e] = [b's', b't', b'm', b'd', b'r', b'v', b'l', b'e'].map(letter);
+    if w.wide {
+        // SAFETY: a wide window was made where the CPU has AVX-512BW.
+        unsafe { contractions_wide(w, at, fold) }
+    } else {
+        contractions_narrow(w, at, fold)
+    }
+}
+
+#[inline(never)]
+fn contractions_narrow(w: &Window, at: u64, fold: bool) -> (u64, u64) {
+    // SAFETY: the narrow masks need nothing past x86-64's SSE2.
+    unsafe { contractions_of::<false>(w, at, fold) }
+}
+
+/// # Safety
+/// The CPU has AVX-512BW.
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx512bw"))]
+#[inline(never)]
+unsafe fn contractions_wide(w: &Window, at: u64, fold: bool) -> (u64, u64) {
+    contractions_of::<true>(w, at, fold)
+}
+
+/// # Safety
+/// With `WIDE`, the CPU has AVX-512BW.
+#[inline(always)]
+unsafe fn contractions_of<const WIDE: bool>(w: &Window, at: u64, fold: bool) -> (u64, u64) {
+    let fold = if fold { 0x20 } else { 0 };
+    let [s, t, m, d, r, v, l, e] =
+        [b's', b't', b'm', b'd', b'r', b'v', b'l', b'e'].map(|c| w.bytes_of::<WIDE>(c, fold));
     let one = at & (s | t | m | d) >> 1;
     let two = at & ((r | v) >> 1 & e >> 2 | l >> 1 & l >> 2);
     let starts = one | two;
