@@ -56,13 +56,22 @@ def template_of(configured, special_tokens: Mapping[str, int]):
     return None
 
 
+def named_templates(configured) -> Mapping[str, str]:
+    """A config's templates by name: none when it has one unnamed template, or none.
+
+    >>> named_templates({"default": "{{ x }}"})
+    {'default': '{{ x }}'}
+    """
+    return configured if isinstance(configured, Mapping) else {}
+
+
 def select(
     configured, chat_template: str | None, special_tokens: Mapping[str, int], tools=None
 ) -> str:
     """The template to render, as transformers picks it: ``chat_template`` (a template, or
     the name of one of the config's), else the config's (its ``tool_use`` when ``tools``
     are given and it has several, else its ``default``), else CHATML."""
-    named = configured if isinstance(configured, Mapping) else {}
+    named = named_templates(configured)
     if chat_template is not None:
         if not isinstance(chat_template, str):
             raise TypeError(f"chat_template must be a str, got {type(chat_template).__name__}")

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from bytepair import audit
+from bytepair import audit, chat_template
 from bytepair.cli import arguments, chat_view, show
 from bytepair.cli.io import (
     UsageError,
@@ -108,8 +108,7 @@ def tokenize_chat(args) -> int:
     if template is not None and os.path.isfile(template):
         template = Path(template).read_text(encoding="utf-8")
     elif template is not None:
-        configured = tok.config.chat_template
-        named = sorted(configured) if isinstance(configured, dict) else []
+        named = sorted(chat_template.named_templates(tok.config.chat_template))
         if template not in named:  # not taken as template text: a mistyped path is no template
             raise UsageError(
                 f"--chat-template {template}: no such file, nor a template the tokenizer names"
