@@ -209,6 +209,11 @@ def test_encode_jsonl_to_npy_and_to_resumable_shards(tmp_path, en_tok):
     ok(run(*args, "--shard-tokens", 16, "-o", tmp_path / "out", *common))  # done: no work
     assert_usage_error(run(*args, "-o", tmp_path / "x.npy", *common), "one input")
     assert_usage_error(run(*args, "--shard-tokens", 16, *common), "-o DIR")
+    # Without --text-field the field is missing: the error names the line, the fields there
+    # and the option.
+    no_field = run("encode", "-t", en_tok, tmp_path / "a.jsonl", "-o", tmp_path / "y.npy", "-q")
+    assert_usage_error(no_field, "a.jsonl:1: no field 'text'", "has 't'", "--text-field")
+    assert not (tmp_path / "y.npy").exists()
 
 
 def test_encode_and_decode_refuse_to_write_over_their_input(tmp_path, en_tok):

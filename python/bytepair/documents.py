@@ -275,7 +275,8 @@ def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
         present = ", ".join(repr(k) for k in obj) or "none"
         raise CorpusError(
             f"{where}: no field {text_field!r}; the object has {present} "
-            f"(pass text_field= to name the field that holds the text)"
+            f"(name the field that holds the text with text_field=, or --text-field on the "
+            f"command line)"
         )
     text = obj[text_field]
     if not isinstance(text, str):
@@ -321,7 +322,8 @@ def _parquet(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterat
     if text_field not in schema.names:
         raise CorpusError(
             f"{path}: no column {text_field!r}; the columns are "
-            f"{', '.join(map(repr, schema.names))} (pass text_field= to name the text column)"
+            f"{', '.join(map(repr, schema.names))} (name the text column with text_field=, or "
+            f"--text-field on the command line)"
         )
     column_type = schema.field(text_field).type
     if not (pa.types.is_string(column_type) or pa.types.is_large_string(column_type)):
