@@ -143,7 +143,8 @@ def test_blank_json_lines_hold_no_document(tmp_path, o200k):
 def test_parquet_errors_name_the_column(tmp_path, o200k):
     _, tok = o200k
     pq.write_table(pa.table({"body": ["a"], "n": [1]}), tmp_path / "a.parquet")
-    with pytest.raises(CorpusError, match="no column 'text'; the columns are 'body', 'n'"):
+    named = r"the columns are 'body', 'n' \(name the text column with text_field=, or --text-"
+    with pytest.raises(CorpusError, match="no column 'text'; " + named):
         tok.encode_file(tmp_path / "a.parquet", tmp_path / "o.npy")
     with pytest.raises(CorpusError, match="column 'n' holds int64, expected strings"):
         tok.encode_file(tmp_path / "a.parquet", tmp_path / "o.npy", text_field="n")

@@ -263,6 +263,10 @@ def _line_of(path: str, offset: int) -> int:
     return lines
 
 
+#: How a caller names the field or column that holds the text, in Python and on the CLI.
+_NAMED_BY = "with text_field=, or --text-field on the command line"
+
+
 def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
     where = f"{path}:{lineno}"
     try:
@@ -275,8 +279,7 @@ def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
         present = ", ".join(repr(k) for k in obj) or "none"
         raise CorpusError(
             f"{where}: no field {text_field!r}; the object has {present} "
-            f"(name the field that holds the text with text_field=, or --text-field on the "
-            f"command line)"
+            f"(name the field that holds the text {_NAMED_BY})"
         )
     text = obj[text_field]
     if not isinstance(text, str):
@@ -322,8 +325,7 @@ def _parquet(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterat
     if text_field not in schema.names:
         raise CorpusError(
             f"{path}: no column {text_field!r}; the columns are "
-            f"{', '.join(map(repr, schema.names))} (name the text column with text_field=, or "
-            f"--text-field on the command line)"
+            f"{', '.join(map(repr, schema.names))} (name the text column {_NAMED_BY})"
         )
     column_type = schema.field(text_field).type
     if not (pa.types.is_string(column_type) or pa.types.is_large_string(column_type)):
