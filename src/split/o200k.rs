@@ -52,12 +52,23 @@ fn piece_end_of<const CONTRACTIONS: bool, const DIGITS: usize>(text: &[u8], i: u
         None
     };
     // Each word alternative first with the prefix, then (the greedy `?` backtracking) without.
-    let word = next
-        .and_then(|n| upper_then_lower::<CONTRACTIONS>(text, i + len, n))
-        .or_else(|| upper_then_lower::<CONTRACTIONS>(text, i, first))
-        .or_else(|| next.and_then(|n| upper_then_any::<CONTRACTIONS>(text, i + len, n)))
-        .or_else(|| upper_then_any::<CONTRACTIONS>(text, i, first));
-    if let Some(end) = word {
+    // In `if`s, not an `or_else` chain, which LLVM left a call of its own in the encoder's
+    // loop: new text under o200k takes 2.2% fewer instructions on the 25 languages and 4.6%
+    // fewer on Chinese (callgrind); new Chinese 1.03x (paired runs).
+    if let Some(n) = next {
+        if let Some(end) = upper_then_lower::<CONTRACTIONS>(text, i + len, n) {
+            return end;
+        }
+    }
+    if let Some(end) = upper_then_lower::<CONTRACTIONS>(text, i, first) {
+        return end;
+    }
+    if let Some(n) = next {
+        if let Some(end) = upper_then_any::<CONTRACTIONS>(text, i + len, n) {
+            return end;
+        }
+    }
+    if let Some(end) = upper_then_any::<CONTRACTIONS>(text, i, first) {
         return end;
     }
     if class & NUMBER != 0 {
