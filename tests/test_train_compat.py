@@ -86,6 +86,69 @@ def test_huggingface_mode_file_encodes_as_hfs(tmp_path):
         assert tok.encode(text, allowed_special="all") == want
 
 
+def hf_model_of_files(paths, vocab_size: int, pattern: str) -> dict:
+    """The vocab and merges of HF's ``Tokenizer.train(files)``, set up as ``hf_trained``."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(hf_regex(patterns.resolve(pattern))), "isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIALS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train([str(p) for p in paths], trainer)
+    return json.loads(tok.to_str())["model"]
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k"])
+def test_huggingface_mode_reads_text_files_line_by_line_as_hf_does(pattern, tmp_path):
+    # HF's train(files) counts each line on its own, so "\n\n" and "\n    " runs never form
+    # across a line end; counted whole, they do (GPT-2's pattern: a different merge 97 on
+    # English prose). Blank lines, indented code, CRLF lines and a special token's text.
+    docs = documents(60)
+    files = []
+    for i in range(0, len(docs), 60):
+        path = tmp_path / f"part{i}.txt"
+        text = "\n\n".join(docs[i : i + 60]) + "\r\n  \r\n\tend\n\n\n"
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))
+        files.append(path)
+    want = hf_model_of_files(files, 1500, pattern)
+    tok = bytepair.train(
+        files, 1500, SPECIALS, pattern=pattern, compat="huggingface", progress=False
+    )
+    got = saved_json(tok, tmp_path)["model"]
+    assert len(want["merges"]) > 1000
+    assert got["merges"] == want["merges"]
+    assert got["vocab"] == want["vocab"]
+
+
+def test_huggingface_mode_counts_sampled_file_documents_line_by_line(tmp_path):
+    # Documents of a file (cut at the separator) are each counted line by line in this
+    # mode: the same merges as HF over every document's lines. The sample takes them all.
+    docs = [d.replace("<|endoftext|>", "") for d in documents(40)]
+    path = tmp_path / "corpus.txt"
+    path.write_text("<sep>".join(docs), encoding="utf-8")
+    lines = [line for d in docs for line in d.splitlines(keepends=True)]
+    assert any(line == "\n" for line in lines)
+    want = json.loads(hf_trained(lines, 1200).to_str())["model"]
+    tok = bytepair.train(
+        [path],
+        1200,
+        SPECIALS,
+        compat="huggingface",
+        document_separator="<sep>",
+        sample_documents=len(docs),
+        progress=False,
+    )
+    got = saved_json(tok, tmp_path)["model"]
+    assert got["merges"] == want["merges"]
+
+
 @pytest.mark.parametrize(
     "options", [{"min_frequency": 40}, {"max_token_length": 5}, {"max_token_length": 2}]
 )

@@ -122,6 +122,7 @@ class PretokenCounter:
         special_tokens: Sequence[str],
         threads: int | None = None,
         chunk_size: int | None = None,
+        lines: bool = False,
     ) -> None: ...
     def count_files(
         self,

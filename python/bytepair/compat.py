@@ -8,7 +8,10 @@ core's arguments and the trained merges into that trainer's ids;
   ``ByteLevel(add_prefix_space=False, use_regex=False)`` pre-tokenizer and
   ``initial_alphabet=ByteLevel.alphabet()``: special tokens take ids 0.., the 256 bytes the
   next ids in HF's alphabet order, then the new tokens; HF counts special-token text in
-  the corpus as ordinary text, and so does this mode.
+  the corpus as ordinary text, and so does this mode. ``Tokenizer.train(files)`` reads a
+  text file line by line, each line (``\n`` kept) a text of its own, so a pre-token never
+  spans two lines; this mode reads text files so too (texts given in memory, JSON Lines
+  records and Parquet rows are each one text, as with ``train_from_iterator``).
 - ``"rustbpe"``: ``rustbpe.Tokenizer.train_from_iterator``: ids 0-255 the bytes, then one
   new id per merge.
 
@@ -74,6 +77,11 @@ def core_rules(compat: str, max_token_length: int | None) -> dict:
         "count_tokens": compat == "huggingface",
         "max_token_length": max_token_length,
     }
+
+
+def reads_lines(compat: str) -> bool:
+    """Whether a text file is counted line by line (HF's ``Tokenizer.train(files)``)."""
+    return compat == "huggingface"
 
 
 def cuts_special_tokens(compat: str) -> bool:

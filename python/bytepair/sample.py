@@ -45,10 +45,14 @@ class Sample:
     def __len__(self) -> int:
         return len(self._kept)
 
-    def size(self, below: int | None = None) -> int:
+    def size(self, below: int | None = None, files: bool | None = None) -> int:
         """The sampled documents' length (bytes of a file's, ``len`` of a text's); with
-        ``below``, of those that ``iter_documents(below)`` yields."""
-        return sum(_length(doc) for _, doc in self._kept if below is None or _length(doc) < below)
+        ``below`` and ``files``, of those that ``iter_documents(below, files)`` yields."""
+        return sum(
+            _length(doc)
+            for _, doc in self._kept
+            if (below is None or _length(doc) < below) and _from(doc, files)
+        )
 
     def documents(self) -> list[str | bytes]:
         """The sampled documents in corpus order (a file's as bytes, a text's as given)."""
@@ -63,14 +67,19 @@ class Sample:
             if isinstance(doc, tuple) and _length(doc) >= at_least
         ]
 
-    def iter_documents(self, below: int | None = None) -> Iterator[str | bytes]:
+    def iter_documents(
+        self, below: int | None = None, files: bool | None = None
+    ) -> Iterator[str | bytes]:
         """``documents()`` one at a time, reading each file once, front to back (a file's
         documents are next to each other in corpus order, so one file is open at a time).
         With ``below``, file documents of ``below`` bytes or more are left out (see
-        ``file_ranges``)."""
+        ``file_ranges``); with ``files``, only the documents of files (True) or of texts
+        (False)."""
         path, f = None, None
         try:
             for _, doc in sorted(self._kept, key=lambda kept: kept[0]):
+                if not _from(doc, files):
+                    continue
                 if not isinstance(doc, tuple):
                     yield doc
                     continue
@@ -85,6 +94,11 @@ class Sample:
         finally:
             if f is not None:
                 f.close()
+
+
+def _from(doc: str | bytes | tuple[str, int, int], files: bool | None) -> bool:
+    """Whether ``doc`` is of a file when ``files`` is True, of a text when False."""
+    return files is None or isinstance(doc, tuple) == files
 
 
 def _length(doc: str | bytes | tuple[str, int, int]) -> int:

@@ -326,6 +326,8 @@ def _counting(
     cut = [*(base.special_tokens if base is not None else ()), *special_tokens]
     cut = list(dict.fromkeys(cut)) if compat_mode.cuts_special_tokens(compat) else []
     counter = _counter(pattern, cut, threads)
+    lines = compat_mode.reads_lines(compat)
+    file_counter = _counter(pattern, cut, threads, lines=True) if lines else counter
     show = shown(progress)
     paths, texts = _sources(files_or_texts)
     # A list of texts has a known size, so its bar has an ETA; an iterator's has none.
@@ -343,13 +345,18 @@ def _counting(
     if texts is not None:
         first, texts = corpus_check.head(texts)
         corpus_check.check(first, "the texts", cut_out, stacklevel=5)
-    return functools.partial(_count, counter, paths, texts, text_total, documents, show)
+    counters = (counter, file_counter)
+    return functools.partial(_count, counters, paths, texts, text_total, documents, show)
 
 
-def _count(counter, paths, texts, text_total, documents, show):
-    """``_counting``'s count."""
+def _count(counters, paths, texts, text_total, documents, show):
+    """``_counting``'s count: ``counters`` is the counter of texts and that of text files
+    (line by line in HF's mode, see ``bytepair.compat``)."""
+    counter, file_counter = counters
     counts = _core.PretokenCounts()
     drawn = None
+    # (counter, texts, their size) to count as texts.
+    text_jobs = [] if texts is None else [(counter, texts, text_total)]
     if documents is not None:
         n, seed, separator = documents
         sources = [p if isinstance(p, Shard) else pathlib.Path(p) for p in paths]
@@ -357,22 +364,27 @@ def _count(counter, paths, texts, text_total, documents, show):
         # Long documents are counted in place, short ones read and counted as texts: a
         # range costs the core ~40 µs (22,000 ranges of TinyStories: 0.93 s, as texts 0.35 s).
         paths = [_whole_range(*doc) for doc in drawn.file_ranges(IN_PLACE_BYTES)]
-        texts = drawn.iter_documents(below=IN_PLACE_BYTES)
-        text_total = drawn.size(below=IN_PLACE_BYTES)
+        below = IN_PLACE_BYTES
+        text_jobs = [
+            (c, drawn.iter_documents(below=below, files=f), drawn.size(below=below, files=f))
+            for c, f in ((file_counter, True), (counter, False))
+        ]
     if paths:
         # A Shard is a byte range of a file, counted in place (a held-out tail stays out).
         ranges = [(p.start, p.end) if isinstance(p, Shard) else (0, 2**64 - 1) for p in paths]
         files = [p.path if isinstance(p, Shard) else p for p in paths]
         with Bar("counting", unit="B", enabled=show) as bar:
             try:
-                counter.count_files(counts, files, progress=bar, ranges=ranges)
+                file_counter.count_files(counts, files, progress=bar, ranges=ranges)
             except OSError as e:
                 raise CorpusError(f"cannot read the corpus: {e}") from None
-    if texts is not None:
-        with Bar("counting", total=text_total, unit="B", enabled=show) as bar:
+    for job_counter, job_texts, job_total in text_jobs:
+        if job_total == 0:  # a sample with no documents of this kind
+            continue
+        with Bar("counting", total=job_total, unit="B", enabled=show) as bar:
             done = 0
-            for chunk, size in _chunks(texts):
-                counter.count_texts(counts, chunk)
+            for chunk, size in _chunks(job_texts):
+                job_counter.count_texts(counts, chunk)
                 done += size
                 bar.update(done)
     return counts, drawn
@@ -494,12 +506,12 @@ def _num_merges(vocab_size: int, special_tokens: list[str]) -> int:
     return num_merges
 
 
-def _counter(pattern: str, special_tokens: list[str], threads: int | None):
+def _counter(pattern: str, special_tokens: list[str], threads: int | None, lines: bool = False):
     regex = patterns.resolve(pattern)  # raises PatternError for typos and bad regexes
     # Hand built-in patterns over by name so the core picks its fast splitter.
     name = patterns.name_of(regex)
     try:
-        return _core.PretokenCounter(name or regex, special_tokens, threads)
+        return _core.PretokenCounter(name or regex, special_tokens, threads, lines=lines)
     except ValueError as e:
         raise PatternError(
             f"pattern {pattern!r} is valid for Python's regex module but not for "

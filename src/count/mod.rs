@@ -43,6 +43,8 @@ pub struct Counter {
     cut_rule: Option<CutRule>,
     pool: Option<rayon::ThreadPool>,
     chunk_size: usize,
+    /// Whether each line is a text of its own (see [`Counter::line_by_line`]).
+    lines: bool,
 }
 
 impl Counter {
@@ -75,7 +77,17 @@ impl Counter {
             cut_rule,
             pool,
             chunk_size: chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE).max(1),
+            lines: false,
         })
+    }
+
+    /// This counter with each line, up to and including its `\n`, counted as a text of its
+    /// own: no pre-token spans two lines (a run of blank lines is one `\n` a line). This is
+    /// how HuggingFace's `BpeTrainer` reads a text file: `Tokenizer.train(files)` gives the
+    /// merges of `train_from_iterator` over the file's lines, `\n` kept.
+    pub fn line_by_line(mut self) -> Self {
+        self.lines = true;
+        self
     }
 
     fn threads(&self) -> usize {
@@ -103,7 +115,17 @@ impl Counter {
     /// Counts `text` into `hot` (which spills into `map`); the caller flushes `hot`.
     fn count_span(&self, text: &[u8], hot: &mut Hot, map: &mut Map) {
         self.specials.for_each_segment(text, |seg| {
-            if let Segment::Plain(plain) = seg {
+            let Segment::Plain(plain) = seg else {
+                return;
+            };
+            if self.lines {
+                // A cut (chunks, special tokens) is never inside a pre-token, so it cuts a
+                // line only where the line's own pieces end.
+                for line in plain.split_inclusive(|&b| b == b'\n') {
+                    self.splitter
+                        .for_each(line, |pretoken| hot.bump(map, pretoken));
+                }
+            } else {
                 self.splitter
                     .for_each(plain, |pretoken| hot.bump(map, pretoken));
             }
@@ -280,6 +302,36 @@ pub(crate) mod tests {
                     let c = Counter::new(pattern, &specials, Some(2), Some(chunk)).unwrap();
                     assert!(c.cuts(&text).len() > 1 || c.cut_rule.is_none() && specials.is_empty());
                     assert_eq!(chunked(&c, &text), want, "{pattern} {specials:?} {chunk}");
+                }
+            }
+        }
+    }
+
+    /// Counting line by line is counting each line (its `\n` kept) as a text of its own,
+    /// whatever the chunks, for every built-in pattern and a custom one.
+    #[test]
+    fn line_by_line_counts_each_line_as_a_text() {
+        let mut text = Vec::new();
+        for i in 0..20 {
+            text.extend_from_slice(SAMPLE);
+            text.extend_from_slice(format!("\n\n\n    indented {i}  \n\t\n  \r\n").as_bytes());
+        }
+        let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+        let custom = [r"\w+|\s+|[^\w\s]+"];
+        for pattern in crate::split::differential::hand_written().chain(custom) {
+            for specials in [vec![], vec!["<|endoftext|>"]] {
+                let each = Counter::new(pattern, &specials, Some(2), None).unwrap();
+                let mut want = PretokenCounts::new();
+                each.count_texts(&lines, &mut want, &mut |_, _| true)
+                    .unwrap();
+                let whole = serial(&each, &text);
+                assert_ne!(whole, want, "{pattern}: lines change no count here");
+                for chunk in [3, 64, 1 << 20] {
+                    let c = Counter::new(pattern, &specials, Some(2), Some(chunk))
+                        .unwrap()
+                        .line_by_line();
+                    assert_eq!(chunked(&c, &text), want, "{pattern} {specials:?} {chunk}");
+                    assert_eq!(serial(&c, &text), want, "{pattern} {specials:?}");
                 }
             }
         }

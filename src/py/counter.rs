@@ -20,16 +20,19 @@ pub struct PyCounter {
 #[pymethods]
 impl PyCounter {
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, threads=None, chunk_size=None))]
+    /// `lines`: each line is a text of its own, as HuggingFace's trainer reads a file.
+    #[pyo3(signature = (pattern, special_tokens, threads=None, chunk_size=None, lines=false))]
     fn new(
         py: Python<'_>,
         pattern: &str,
         special_tokens: Vec<String>,
         threads: Option<usize>,
         chunk_size: Option<usize>,
+        lines: bool,
     ) -> PyResult<Self> {
         let inner = Counter::new(pattern, &special_tokens, threads, chunk_size)
             .map_err(|e| to_py(py, e, 0))?;
+        let inner = if lines { inner.line_by_line() } else { inner };
         Ok(PyCounter { inner })
     }
 
