@@ -1,9 +1,11 @@
-"""Training speed and memory: bytepair vs HuggingFace tokenizers vs rustbpe, same corpus,
-same pattern (GPT-2's), same number of merges, each trainer in its own subprocess
-(peak RSS: the child's own VmHWM). bytepair also runs in each peer's mode
-(``compat="huggingface"``, ``compat="rustbpe"``: that peer's exact merges) and extending a
-tokenizer (``base=``: the first half of the vocab trained untimed, then the rest) and
-SuperBPE (``superword_transition=`` at 90% of the vocab, against plain training).
+"""Training speed and memory: bytepair vs HuggingFace tokenizers vs rustbpe vs gigatoken,
+same corpus, same pattern (GPT-2's), same number of merges, each trainer in its own
+subprocess (peak RSS: the child's own VmHWM). bytepair also runs in each peer's mode
+(``compat="huggingface"``, ``compat="rustbpe"``: that peer's exact merges, checked here) and
+extending a tokenizer (``base=``: the first half of the vocab trained untimed, then the
+rest) and SuperBPE (``superword_transition=`` at 90% of the vocab, against plain training).
+gigatoken's ``train_bpe`` runs with ``tie_breaking="raw_token_ids"``, whose merges are
+rustbpe's (ties to the smaller pair of ids).
 
     python benches/train.py                       # 50 MB of en-prose, vocab 32000, 3 runs
     python benches/train.py --mb 10 --runs 1      # quick
@@ -16,6 +18,8 @@ others, plus bytepair's two phases (pre-tokenize + count, merge) timed separatel
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
 import lzma
 import os
@@ -32,15 +36,20 @@ TRAINERS = (
     "bytepair",
     "hf",
     "rustbpe",
+    "gigatoken",
     "bytepair-hf",
     "bytepair-rustbpe",
     "bytepair-extend",
     "bytepair-superbpe",
 )
-#: (bytepair row, peer row) pairs whose ratio is printed: each mode against the trainer it
-#: reproduces.
-PAIRS = [("bytepair", "hf"), ("bytepair", "rustbpe")]
+#: (bytepair row, peer row) pairs whose ratio is printed: each peer against plain bytepair,
+#: and each mode against the trainers whose merges it makes (checked equal).
+PAIRS = [("bytepair", "hf"), ("bytepair", "rustbpe"), ("bytepair", "gigatoken")]
 PAIRS += [("bytepair-hf", "hf"), ("bytepair-rustbpe", "rustbpe")]
+PAIRS += [("bytepair-rustbpe", "gigatoken")]
+#: The pairs whose merges must be the same.
+SAME_MERGES = {("bytepair-hf", "hf"), ("bytepair-rustbpe", "rustbpe")}
+SAME_MERGES |= {("bytepair-rustbpe", "gigatoken")}
 
 
 def corpus_path(mb: int, out_dir: Path) -> Path:
@@ -67,6 +76,28 @@ def corpus_path(mb: int, out_dir: Path) -> Path:
 # -- what each child process runs ------------------------------------------------------------
 
 
+def learned(tokens) -> str:
+    """A digest of the new tokens in the order a trainer learned them, to tell in the parent
+    whether two trainers made the same merges."""
+    h = hashlib.sha256()
+    for t in tokens:
+        h.update(len(t).to_bytes(4, "little") + t)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """A peer's own prints (gigatoken's, from Rust) go to stderr: stdout is the result."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def run_bytepair(path: str, vocab_size: int, compat: str = "cs336") -> dict:
     import bytepair
 
@@ -74,7 +105,12 @@ def run_bytepair(path: str, vocab_size: int, compat: str = "cs336") -> dict:
     tok = bytepair.train(
         path, vocab_size=vocab_size, special_tokens=[EOT], progress=False, compat=compat
     )
-    return {"wall": time.perf_counter() - t, "merges": len(tok.merges)}
+    wall = time.perf_counter() - t
+    return {
+        "wall": wall,
+        "merges": len(tok.merges),
+        "learned": learned(a + b for a, b in tok.merges),
+    }
 
 
 def run_bytepair_extend(path: str, vocab_size: int) -> dict:
@@ -117,14 +153,18 @@ def run_bytepair_phases(path: str, vocab_size: int) -> dict:
 
 
 def run_hf(path: str, vocab_size: int) -> dict:
-    from bytepair.patterns import GPT2
+    from bytepair import patterns
+    from bytepair.formats.gpt2 import BYTE_TO_CHAR
+    from bytepair.formats.huggingface import hf_regex
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
     t = time.perf_counter()
     tok = Tokenizer(models.BPE())
+    # The pattern as Oniguruma reads it the way bytepair does: what compat="huggingface"
+    # reproduces (and writes into tokenizer.json).
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [
-            pre_tokenizers.Split(Regex(GPT2), behavior="isolated"),
+            pre_tokenizers.Split(Regex(hf_regex(patterns.resolve("gpt2"))), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
@@ -135,7 +175,12 @@ def run_hf(path: str, vocab_size: int) -> dict:
         show_progress=False,
     )
     tok.train([path], trainer)
-    return {"wall": time.perf_counter() - t, "merges": len(tok.get_vocab()) - 257}
+    wall = time.perf_counter() - t
+    byte = {c: b for b, c in BYTE_TO_CHAR.items()}
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    pairs = [m.split(" ") if isinstance(m, str) else m for m in merges]
+    new = (bytes(byte[c] for c in a + b) for a, b in pairs)
+    return {"wall": wall, "merges": len(tok.get_vocab()) - 257, "learned": learned(new)}
 
 
 def run_rustbpe(path: str, vocab_size: int) -> dict:
@@ -144,11 +189,40 @@ def run_rustbpe(path: str, vocab_size: int) -> dict:
 
     t = time.perf_counter()
     tok = rustbpe.Tokenizer()
-    # rustbpe takes str only: invalid UTF-8 (if any) becomes U+FFFD. Its vocab_size has no
-    # special tokens, so one less gives the same number of merges.
+    # rustbpe takes str only: invalid UTF-8 (if any) becomes U+FFFD. It has no special
+    # tokens, so it gets the documents between them, as bytepair counts them (read a line at
+    # a time: the file whole would double its peak RSS); and its vocab_size one less, for
+    # the same number of merges.
     with open(path, encoding="utf-8", errors="replace") as f:
-        tok.train_from_iterator(f, vocab_size - 1, pattern=GPT2)
-    return {"wall": time.perf_counter() - t, "merges": tok.vocab_size - 256}
+        tok.train_from_iterator(documents_of(f), vocab_size - 1, pattern=GPT2)
+    wall = time.perf_counter() - t
+    ranks = sorted(tok.get_mergeable_ranks(), key=lambda token_rank: token_rank[1])
+    new = (bytes(token) for token, rank in ranks if rank >= 256)
+    return {"wall": wall, "merges": tok.vocab_size - 256, "learned": learned(new)}
+
+
+def documents_of(lines):
+    """The texts between the special tokens of a text read a line at a time."""
+    held: list[str] = []
+    for line in lines:
+        while EOT in line:
+            head, line = line.split(EOT, 1)
+            held.append(head)
+            yield "".join(held)
+            held = []
+        held.append(line)
+    if held:
+        yield "".join(held)
+
+
+def run_gigatoken(path: str, vocab_size: int) -> dict:
+    import gigatoken
+
+    t = time.perf_counter()
+    with stdout_to_stderr():
+        _, merges = gigatoken.train_bpe(path, vocab_size, [EOT], tie_breaking="raw_token_ids")
+    wall = time.perf_counter() - t
+    return {"wall": wall, "merges": len(merges), "learned": learned(a + b for a, b in merges)}
 
 
 RUNNERS = {
@@ -156,6 +230,7 @@ RUNNERS = {
     "bytepair-phases": run_bytepair_phases,
     "hf": run_hf,
     "rustbpe": run_rustbpe,
+    "gigatoken": run_gigatoken,
     "bytepair-hf": lambda path, vocab_size: run_bytepair(path, vocab_size, "huggingface"),
     "bytepair-rustbpe": lambda path, vocab_size: run_bytepair(path, vocab_size, "rustbpe"),
     "bytepair-extend": run_bytepair_extend,
@@ -209,7 +284,10 @@ def main() -> None:
     results = {}
     for name in [*args.trainers.split(","), "bytepair-phases"]:
         runs = [child(name, path, args.vocab_size) for _ in range(args.runs)]
-        results[name] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        results[name] = {
+            k: statistics.median(r[k] for r in runs) if k != "learned" else runs[0][k]
+            for k in runs[0]
+        }
 
     print(f"\n{'trainer':<16} {'wall s':>8} {'MB/s':>8} {'peak RSS MB':>12} {'merges':>8}")
     for name in args.trainers.split(","):
@@ -231,9 +309,12 @@ def main() -> None:
     for ours, peer in PAIRS:
         if ours in results and peer in results:
             a, b = results[ours], results[peer]
+            same = ""
+            if (ours, peer) in SAME_MERGES:
+                same = ", the same merges" if a["learned"] == b["learned"] else ", OTHER MERGES"
             print(
                 f"{ours} vs {peer}: {b['wall'] / a['wall']:.1f}x faster, "
-                f"{b['rss_mb'] / a['rss_mb']:.2f}x less peak RSS"
+                f"{b['rss_mb'] / a['rss_mb']:.2f}x less peak RSS{same}"
             )
 
 
