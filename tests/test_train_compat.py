@@ -32,9 +32,10 @@ def documents(count: int = 120) -> list[str]:
     return docs
 
 
-def hf_trained(docs, vocab_size, pattern="gpt2", **options) -> Tokenizer:
+def hf_trained(docs, vocab_size, pattern="gpt2", files=(), **options) -> Tokenizer:
     """HF's BpeTrainer with the pre-tokenizer bytepair writes to tokenizer.json (the
-    pattern in the form Oniguruma reads as bytepair does)."""
+    pattern in the form Oniguruma reads as bytepair does), on the texts ``docs``
+    (``train_from_iterator``) or else on the text files ``files`` (``train``)."""
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -49,7 +50,10 @@ def hf_trained(docs, vocab_size, pattern="gpt2", **options) -> Tokenizer:
         show_progress=False,
         **options,
     )
-    tok.train_from_iterator(docs, trainer)
+    if files:
+        tok.train([str(f) for f in files], trainer)
+    else:
+        tok.train_from_iterator(docs, trainer)
     return tok
 
 
@@ -86,25 +90,6 @@ def test_huggingface_mode_file_encodes_as_hfs(tmp_path):
         assert tok.encode(text, allowed_special="all") == want
 
 
-def hf_model_of_files(paths, vocab_size: int, pattern: str) -> dict:
-    """The vocab and merges of HF's ``Tokenizer.train(files)``, set up as ``hf_trained``."""
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Split(Regex(hf_regex(patterns.resolve(pattern))), "isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=SPECIALS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train([str(p) for p in paths], trainer)
-    return json.loads(tok.to_str())["model"]
-
-
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k"])
 def test_huggingface_mode_reads_text_files_line_by_line_as_hf_does(pattern, tmp_path):
     # HF's train(files) counts each line on its own, so "\n\n" and "\n    " runs never form
@@ -117,7 +102,7 @@ def test_huggingface_mode_reads_text_files_line_by_line_as_hf_does(pattern, tmp_
         text = "\n\n".join(docs[i : i + 60]) + "\r\n  \r\n\tend\n\n\n"
         path.write_bytes(text.encode("utf-8", "surrogateescape"))
         files.append(path)
-    want = hf_model_of_files(files, 1500, pattern)
+    want = json.loads(hf_trained([], 1500, pattern, files=files).to_str())["model"]
     tok = bytepair.train(
         files, 1500, SPECIALS, pattern=pattern, compat="huggingface", progress=False
     )
