@@ -154,7 +154,7 @@ def run_bytepair_phases(path: str, vocab_size: int) -> dict:
 
 def run_hf(path: str, vocab_size: int) -> dict:
     from bytepair import patterns
-    from bytepair.formats.gpt2 import BYTE_TO_CHAR
+    from bytepair.formats.gpt2 import to_bytes
     from bytepair.formats.huggingface import hf_regex
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
@@ -176,10 +176,9 @@ def run_hf(path: str, vocab_size: int) -> dict:
     )
     tok.train([path], trainer)
     wall = time.perf_counter() - t
-    byte = {c: b for b, c in BYTE_TO_CHAR.items()}
     merges = json.loads(tok.to_str())["model"]["merges"]
     pairs = [m.split(" ") if isinstance(m, str) else m for m in merges]
-    new = (bytes(byte[c] for c in a + b) for a, b in pairs)
+    new = (to_bytes(a + b, "HF's merges") for a, b in pairs)
     return {"wall": wall, "merges": len(tok.get_vocab()) - 257, "learned": learned(new)}
 
 
