@@ -43,3 +43,14 @@ def assert_usage_error(proc, *words: str) -> str:
     for w in words:
         assert w in err, (w, err)
     return err
+
+
+def assert_not_replaced(path, *args) -> str:
+    """`bytepair ARGS` with ``path`` already there: a usage error naming it and --force (its
+    line is returned), and ``path`` byte for byte as it was."""
+    with open(path, "rb") as f:
+        before = f.read()
+    err = assert_usage_error(run(*args), f"{path} exists", "pass --force")
+    with open(path, "rb") as f:
+        assert f.read() == before
+    return err

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import bytepair
 import pytest
-from cli_run import assert_usage_error, ok, run
+from cli_run import assert_not_replaced, assert_usage_error, ok, run
 
 # -- the entry points ---------------------------------------------------------------------
 
@@ -204,6 +204,37 @@ def test_convert_gives_a_tiktoken_file_its_special_tokens_back(tmp_path, en_tok)
     text = "one<|endoftext|>two"
     original = bytepair.Tokenizer.load(en_tok)
     assert back.encode(text, allowed_special="all") == original.encode(text, allowed_special="all")
+
+
+def test_convert_replaces_an_existing_output_only_with_force(tmp_path, en_tok):
+    out = tmp_path / "t.tiktoken"
+    out.write_bytes(b"a file the user wants to keep\n")
+    assert "choose another OUT" in assert_not_replaced(out, "convert", en_tok, out)
+    ok(run("convert", en_tok, out, "--force"))
+    text = "Hello, wörld! the end"
+    after = bytepair.Tokenizer.load(out, pattern="gpt2")
+    assert after.encode(text) == bytepair.Tokenizer.load(en_tok).encode(text)
+
+
+@pytest.mark.parametrize("option", ["--html", "--plot"])
+def test_a_page_or_plot_replaces_an_existing_file_only_with_force(tmp_path, en_tok, option):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat\n")
+    command = {
+        "--html": ["tokenize", "-t", en_tok, "the cat", "--color", "never"],
+        "--plot": ["compare", en_tok, "--corpus", corpus],
+    }[option]
+    out = tmp_path / ("page.html" if option == "--html" else "chart.png")
+    out.write_bytes(b"a file the user wants to keep\n")
+    assert f"choose another {option}" in assert_not_replaced(out, *command, option, out)
+    ok(run(*command, option, out, "--force"))
+    start = {"--html": b"<!DOCTYPE html>", "--plot": b"\x89PNG\r\n\x1a\n"}[option]
+    assert out.read_bytes().startswith(start)
+
+
+def test_every_command_takes_force():
+    for command in ("train", "encode", "decode", "tokenize", "inspect", "compare", "convert"):
+        assert "--force" in ok(run(command, "--help")), command
 
 
 # -- mistakes -------------------------------------------------------------------------------

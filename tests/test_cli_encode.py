@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import bytepair
-from cli_run import assert_usage_error, ok, run
+from cli_run import assert_not_replaced, assert_usage_error, ok, run
 
 ROUND_TRIP = (
     "Hello, wörld! 你好，世界。 Ünïcödé ✓ emoji 🙂\r\n"
@@ -226,3 +226,54 @@ def test_encode_and_decode_refuse_to_write_over_their_input(tmp_path, en_tok):
     kept = ids.read_bytes()
     assert_usage_error(run("decode", "-t", en_tok, ids, "-o", ids), "is the input file")
     assert ids.read_bytes() == kept
+
+
+def test_encode_and_decode_replace_an_existing_output_only_with_force(tmp_path, en_tok):
+    """ids as text, ids as .npy, decoded text: an output that exists is an error naming it,
+    and left as it was; --force replaces it with the new output."""
+    import numpy
+
+    tok = bytepair.Tokenizer.load(en_tok)
+    src = tmp_path / "in.txt"
+    src.write_bytes(ROUND_TRIP)
+    want = tok.encode_bytes(ROUND_TRIP)
+    kept = b"a file the user wants to keep\n"
+    ids_txt, ids_npy, text = tmp_path / "ids.txt", tmp_path / "ids.npy", tmp_path / "out.txt"
+    for path in (ids_txt, ids_npy, text):
+        path.write_bytes(kept)
+    for out in (ids_txt, ids_npy):
+        assert_not_replaced(out, "encode", "-t", en_tok, src, "-o", out, "-q")
+        ok(run("encode", "-t", en_tok, src, "-o", out, "-q", "--force"))
+    assert [int(x) for x in ids_txt.read_text().split()] == want
+    assert numpy.load(ids_npy).tolist() == want
+    assert_not_replaced(text, "decode", "-t", en_tok, ids_txt, "-o", text)
+    ok(run("decode", "-t", en_tok, ids_txt, "-o", text, "--force"))
+    assert text.read_bytes() == ROUND_TRIP
+
+
+def test_stdout_is_never_refused(tmp_path, en_tok):
+    """`-o -` is stdout, even beside a file named "-", which stays as it was."""
+    (tmp_path / "-").write_bytes(b"not an output\n")
+    ids = run("encode", "-t", en_tok, "-o", "-", input=b"the cat", cwd=tmp_path)
+    assert [int(x) for x in ok(ids).split()] == bytepair.Tokenizer.load(en_tok).encode("the cat")
+    back = run("decode", "-t", en_tok, "-o", "-", input=ids.stdout, cwd=tmp_path)
+    assert ok(back) == "the cat"
+    assert (tmp_path / "-").read_bytes() == b"not an output\n"
+
+
+def test_a_sharded_encode_reruns_into_its_directory_without_force(tmp_path, en_tok):
+    """Resuming is not replacing: a rerun into the same directory needs no --force and
+    changes nothing; a directory of another run is refused, --force or not."""
+    src = tmp_path / "in.txt"
+    src.write_bytes(ROUND_TRIP)
+    out = tmp_path / "shards"
+    encode = ["encode", "-t", en_tok, src, "-o", out, "-q"]
+    ok(run(*encode, "--shard-tokens", 8))
+    files = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert "index.json" in files and "shard_00000.npy" in files
+    ok(run(*encode, "--shard-tokens", 8))
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == files
+    for force in ([], ["--force"]):
+        other = run(*encode, "--shard-tokens", 9, *force)
+        assert_usage_error(other, "shards of another run", "'shard_tokens' differs")
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == files

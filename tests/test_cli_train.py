@@ -9,7 +9,7 @@ import pytest
 import rustbpe
 from bytepair import patterns
 from bytepair.cli import report
-from cli_run import CAT_MERGES, assert_usage_error, ok, run
+from cli_run import CAT, CAT_MERGES, assert_not_replaced, assert_usage_error, ok, run
 from conftest import EOT, corpus_documents, corpus_sample
 
 # -- train: merges, summary, held-out tail, progress ----------------------------------------
@@ -73,6 +73,26 @@ def test_train_shows_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, en_
     assert b"\r" not in proc.stderr and b"\x1b[" not in proc.stderr
 
 
+def test_train_replaces_an_existing_output_only_with_force(tmp_path):
+    corpus = tmp_path / "cat.txt"
+    corpus.write_text(CAT)
+    out = tmp_path / "tok.json"
+    out.write_bytes(b"a file the user wants to keep\n")
+    train = ["train", corpus, "--vocab-size", 261, "--holdout", 0, "-q", "-o"]
+    assert_not_replaced(out, *train, out)
+    ok(run(*train, out, "--force"))
+    assert bytepair.Tokenizer.load(out).merges == CAT_MERGES
+    # A folder of GPT-2 files: the files written in it count, not the folder.
+    (tmp_path / "gpt2").mkdir()
+    merges = tmp_path / "gpt2" / "merges.txt"
+    merges.write_bytes(b"#version: 0.2\n")
+    assert_not_replaced(merges, *train, f"{tmp_path / 'gpt2'}/")
+    assert not (tmp_path / "gpt2" / "vocab.json").exists()
+    ok(run(*train, f"{tmp_path / 'gpt2'}/", "--force"))
+    saved = bytepair.Tokenizer.load((tmp_path / "gpt2" / "vocab.json", merges))
+    assert saved.merges == CAT_MERGES
+
+
 # -- bytepair train agrees with bytepair.train ---------------------------------------------
 
 
@@ -107,8 +127,8 @@ def test_cli_sample_documents_equals_python(tmp_path):
         [path], 400, special_tokens=[EOT], sample_documents=20, seed=3, progress=False
     )
     assert bytepair.Tokenizer.load(out).merges == in_python.merges
-    text = ok(run("train", path, "-o", out, "--vocab-size", 300, "--special-token", EOT,
-                  "--sample-documents", 100))  # fmt: skip
+    text = ok(run("train", path, "-o", tmp_path / "all.json", "--vocab-size", 300,
+                  "--special-token", EOT, "--sample-documents", 100))  # fmt: skip
     assert "trained on      all 60 documents" in text, text
 
 

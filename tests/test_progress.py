@@ -108,16 +108,14 @@ def test_cli_bars_on_a_terminal_and_never_with_quiet(tmp_path, monkeypatch):
     tok = tmp_path / "tok.json"
     _bytes_tokenizer().save(tok)
     for quiet, expected in ((["-q"], False), ([], True)):
+        out = tmp_path / ("quiet" if quiet else "shown")  # the CLI replaces no output
         err = _Terminal()
         monkeypatch.setattr(sys, "stderr", err)
-        assert (
-            cli.main(["encode", "-t", str(tok), str(src), "-o", str(tmp_path / "a.npy"), *quiet])
-            == 0
-        )
+        assert cli.main(["encode", "-t", str(tok), str(src), "-o", f"{out}.npy", *quiet]) == 0
         assert ("in.txt: 100%|" in err.getvalue()) == expected, err.getvalue()
         err = _Terminal()
         monkeypatch.setattr(sys, "stderr", err)
-        train = ["train", str(src), "-o", str(tmp_path / "t.json"), "--vocab-size", "260"]
+        train = ["train", str(src), "-o", f"{out}.json", "--vocab-size", "260"]
         assert cli.main([*train, *quiet]) == 0
         assert ("merging: 100%|" in err.getvalue()) == expected, err.getvalue()
 

@@ -14,6 +14,7 @@
 ``-t`` takes a tokenizer file in any supported format or a tiktoken encoding name
 (``gpt2``, ``r50k_base``, ``p50k_base``, ``cl100k_base``, ``o200k_base``; needs tiktoken).
 Errors a user can fix print one line to stderr and exit with status 2, never a traceback.
+No command replaces a file that exists unless given ``--force``.
 Colours and progress bars appear only on a terminal, and never with ``--quiet`` or NO_COLOR.
 """
 

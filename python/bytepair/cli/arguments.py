@@ -1,5 +1,5 @@
 """The parser's parts that every command shares: the one-line usage error, the parent
-parsers (``-q``, ``-t``, the special-token flags) and the argument types.
+parsers (``-q``, ``--force``, ``-t``, the special-token flags) and the argument types.
 
 >>> vocab_size("32_000")
 32000
@@ -92,9 +92,10 @@ def load_options(args) -> dict:
 
 @dataclass(frozen=True)
 class Parents:
-    """The parent parsers a subcommand picks from: ``-q``; ``-t TOKENIZER`` (with
-    ``load``); ``load``: ``--pattern`` and ``--special-token`` of a tokenizer file that does
-    not store them (`load_options`); and ``--allow-special`` / ``--special-as-text``."""
+    """The parent parsers a subcommand picks from: ``common``, ``-q`` and ``--force``;
+    ``-t TOKENIZER`` (with ``load``); ``load``: ``--pattern`` and ``--special-token`` of a
+    tokenizer file that does not store them (`load_options`); and ``--allow-special`` /
+    ``--special-as-text``."""
 
     common: argparse.ArgumentParser
     tokenizer: argparse.ArgumentParser
@@ -110,6 +111,11 @@ def parents() -> Parents:
         "--quiet",
         action="store_true",
         help="no progress bars, status lines or summary (errors and warnings still show)",
+    )
+    common.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an output file that exists (without it, such an output is an error)",
     )
     load = Parser(add_help=False)
     load.add_argument(

@@ -171,7 +171,7 @@ def run(args) -> int:
         raise UsageError("compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F")
     if args.plot:
         check_plotting()  # before the slow part, not after it
-        check_output(args.plot)
+        check_output(args, args.plot, "--plot")
     options = arguments.load_options(args)
     per_spec = {spec: options_for(spec, options) for spec in names}
     if options and not any(per_spec.values()):

@@ -6,7 +6,7 @@ import os
 
 from bytepair import conversion
 from bytepair.cli import arguments
-from bytepair.cli.io import UsageError, check_output, format_for, info
+from bytepair.cli.io import UsageError, check_output, format_for, info, tokenizer_files
 
 
 def add_parsers(sub, parents: arguments.Parents) -> None:
@@ -30,7 +30,7 @@ def run(args) -> int:
     if not os.path.exists(args.input):
         raise UsageError(f"tokenizer file {args.input!r} does not exist")
     fmt = format_for(args.output, args.to)
-    check_output(args.output)
+    check_output(args, args.output, "OUT", tokenizer_files(args.output, fmt))
     # Only for inputs that do not store them (.tiktoken, GPT-2 files): formats.load says so.
     conversion.convert(args.input, args.output, to=fmt, **arguments.load_options(args))
     info(args, f"wrote {args.output} ({fmt})")

@@ -104,9 +104,9 @@ def _encode(args) -> int:
             f"{index['documents']:,} documents, to {args.output}",
         )
         return 0
-    check_output(args.output)
     if args.output not in (None, "-") and inputs:
         documents.check_output(inputs, args.output)  # ids written over the text they encode
+    check_output(args, args.output)  # second: --force would not make the above writable
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.output and args.output.endswith(".npy"):
         if len(inputs) != 1:
@@ -172,9 +172,9 @@ def parse_ids(data: bytes, source: str) -> list[int]:
 
 
 def run_decode(args) -> int:
-    check_output(args.output)
     if args.output not in (None, "-") and args.input not in (None, "-"):
         documents.check_output([args.input], args.output)  # text written over its ids
+    check_output(args, args.output)
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.input and args.input.endswith(".npy"):
         try:

@@ -101,13 +101,46 @@ def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
     write_parts(path, parts)
 
 
-def check_output(path: str | None) -> None:
-    """Fails before the slow work, not after it, when an output's folder does not exist."""
+def tokenizer_files(path: str, fmt: str) -> list[str]:
+    """The files ``Tokenizer.save(path, format=fmt)`` writes: ``path`` itself, or those it
+    puts in the folder ``path`` names (a tokenizer_config.json beside a tokenizer.json is
+    merged into, not replaced, so it is not one of them).
+
+    >>> tokenizer_files("out/", "gpt2"), tokenizer_files("out/", "huggingface")
+    (['out/vocab.json', 'out/merges.txt'], ['out/tokenizer.json'])
+    """
+    from bytepair.errors import FormatError
+    from bytepair.formats import gpt2, tokenizer_config
+
+    if fmt == "gpt2":
+        try:
+            return list(gpt2.paths(path))
+        except FormatError:
+            return [path]  # saving names what is wrong with the name
+    if fmt == "huggingface" and (path.endswith(("/", os.sep)) or os.path.isdir(path)):
+        return [os.path.join(path, tokenizer_config.TOKENIZER_NAME)]
+    return [path]
+
+
+def check_output(
+    args, path: str | None, option: str = "-o", files: Iterable[str] | None = None
+) -> None:
+    """Fails before the slow work, not after it, when an output's folder does not exist, or
+    when the output (or one of ``files``, those the command writes for it) exists and
+    ``--force`` was not given: nothing is replaced without the user's say. ``option`` is
+    where the output was named, for the error."""
     if path in (None, "-"):
         return
     parent = Path(path.rstrip("/" + os.sep) or ".").resolve().parent
     if not parent.is_dir():
         raise UsageError(f"cannot write {path}: the folder {parent} does not exist")
+    if args.force:
+        return
+    for target in [path] if files is None else files:
+        if os.path.exists(target) and not os.path.isdir(target):
+            raise UsageError(
+                f"{target} exists: pass --force to replace it, or choose another {option}"
+            )
 
 
 def special_policy(args) -> dict:

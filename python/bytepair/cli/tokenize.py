@@ -51,7 +51,7 @@ def run(args) -> int:
         return tokenize_chat(args)
     if args.file is not None and args.text is not None:
         raise UsageError("tokenize takes TEXT or --file, not both")
-    check_output(args.html)
+    check_output(args, args.html, "--html")
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.file is not None:
         data = read_input(args.file)

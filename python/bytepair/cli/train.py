@@ -15,6 +15,7 @@ from bytepair.cli.io import (
     options_for,
     plural,
     show_progress,
+    tokenizer_files,
 )
 from bytepair.errors import CorpusError
 from bytepair.training_report import documents_line, peak_memory_mb
@@ -139,7 +140,7 @@ def run(args) -> int:
         if args.holdout and any(documents.kind(p) != "text" for p in args.files):
             raise UsageError("--holdout cuts plain-text files: not .jsonl or .parquet ones")
     fmt = format_for(args.output, args.format)
-    check_output(args.output)
+    check_output(args, args.output, files=tokenizer_files(args.output, fmt))
     start = time.perf_counter()
     paths, held_out = (args.files, b"") if ray else holdout.carve(args.files, args.holdout)
     tok = bytepair.train(
