@@ -4,6 +4,7 @@ and the errors a user meets (not an id, a closed pipe)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -259,6 +260,29 @@ def test_stdout_is_never_refused(tmp_path, en_tok):
     back = run("decode", "-t", en_tok, "-o", "-", input=ids.stdout, cwd=tmp_path)
     assert ok(back) == "the cat"
     assert (tmp_path / "-").read_bytes() == b"not an output\n"
+
+
+def test_a_pipe_as_output_is_written_into_not_replaced(tmp_path, en_tok):
+    """`-o FIFO` (as `-o /dev/null` or `-o /dev/stdout`) streams the ids into it without
+    --force, and it stays a FIFO; a .npy cannot be streamed, and says so."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "ids"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    ok(run("encode", "-t", en_tok, "-o", fifo, input=b"the cat"))
+    reader.join()
+    assert [int(x) for x in got[0].split()] == bytepair.Tokenizer.load(en_tok).encode("the cat")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    os.mkfifo(tmp_path / "ids.npy")
+    (tmp_path / "in.txt").write_bytes(b"the cat")
+    failed = run("encode", "-t", en_tok, tmp_path / "in.txt", "-o", tmp_path / "ids.npy")
+    assert failed.returncode != 0 and b"an atomic write would replace" in failed.stderr
+    assert b"Traceback" not in failed.stderr
+    assert stat.S_ISFIFO(os.stat(tmp_path / "ids.npy").st_mode)
 
 
 def test_a_sharded_encode_reruns_into_its_directory_without_force(tmp_path, en_tok):

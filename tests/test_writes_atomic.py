@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -104,6 +105,21 @@ def test_writing_onto_a_symbolic_link_replaces_its_target(tmp_path, tok):
         write(link)
         assert link.is_symlink() and os.readlink(link) == real.name, name
         assert real.read_bytes() != b"old", name
+    assert hidden(tmp_path) == []
+
+
+def test_a_device_or_pipe_is_never_replaced(tmp_path, tok):
+    """Renamed over, a FIFO (or /dev/null) would become a regular file: each writer
+    refuses it, named, directly or through a symbolic link, and leaves it a FIFO."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "link").symlink_to("pipe")
+    for name, write in _writes(tok, tmp_path).items():
+        for out in (fifo, tmp_path / "link"):
+            with pytest.raises(OSError, match="an atomic write would replace") as e:
+                write(out)
+            assert e.value.filename == str(out), name
+            assert stat.S_ISFIFO(os.stat(fifo).st_mode), name
     assert hidden(tmp_path) == []
 
 

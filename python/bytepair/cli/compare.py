@@ -10,6 +10,7 @@ en       1.00
 
 from __future__ import annotations
 
+import io
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -18,7 +19,14 @@ from typing import Any
 
 from bytepair import audit, metrics
 from bytepair.cli import arguments, zipf
-from bytepair.cli.io import UsageError, check_output, info, load_tokenizer, options_for
+from bytepair.cli.io import (
+    UsageError,
+    check_output,
+    info,
+    load_tokenizer,
+    options_for,
+    write_output,
+)
 from bytepair.cli.report import bytes_per_token, regular_tokens
 from bytepair.corpus_files import open_corpus
 from bytepair.errors import BytepairError
@@ -117,14 +125,12 @@ def plot(
     ax.set_title("bytepair compare")
     ax.legend()
     fig.tight_layout()
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}.png"
+    png = io.BytesIO()
     try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, path)  # atomic: a crash never leaves half a picture
+        fig.savefig(png, format="png", dpi=120)
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_output(os.fspath(path), png.getvalue())
 
 
 def add_parsers(sub, parents: arguments.Parents) -> None:

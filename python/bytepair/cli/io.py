@@ -87,17 +87,23 @@ def read_input(path: str | None) -> bytes:
 
 
 def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
-    """Writes to stdout, or atomically to a file (temp file + rename). ``data`` may come in
-    parts, written as they come: to stdout, a failure midway leaves what came before it; to a
-    file, it leaves nothing."""
+    """Writes to stdout, into a device or pipe (``/dev/null``, ``/dev/stdout``, a FIFO), or
+    atomically to a file (temp file + rename). ``data`` may come in parts, written as they
+    come: to a stream, a failure midway leaves what came before it; to a file, it leaves
+    nothing."""
+    from bytepair.formats.atomic import is_special, write_parts
+
     parts = [data] if isinstance(data, bytes) else data
     if path in (None, "-"):
         for part in parts:
             sys.stdout.buffer.write(part)
         sys.stdout.buffer.flush()
         return
-    from bytepair.formats.atomic import write_parts
-
+    if is_special(path):
+        with open(path, "ab") as stream:  # "ab": a device or pipe has no content to truncate
+            for part in parts:
+                stream.write(part)
+        return
     write_parts(path, parts)
 
 
@@ -136,8 +142,9 @@ def check_output(
         raise UsageError(f"cannot write {path}: the folder {parent} does not exist")
     if args.force:
         return
+    # A regular file only: /dev/null, /dev/stdout and named pipes are written to, not replaced.
     for target in [path] if files is None else files:
-        if os.path.exists(target) and not os.path.isdir(target):
+        if os.path.isfile(target):
             raise UsageError(
                 f"{target} exists: pass --force to replace it, or choose another {option}"
             )

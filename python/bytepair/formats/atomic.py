@@ -43,10 +43,16 @@ def _of_temp(e: BaseException, tmp: str) -> bool:
 
 def target(path: str | os.PathLike) -> str:
     """The file a write to ``path`` replaces: ``path``, or the file a symbolic link points
-    to. A directory, or no name at all, is an OSError naming ``path``.
+    to. A directory, a device, a pipe or a socket (renamed over, ``/dev/null`` would become a
+    regular file), or no name at all, is an OSError naming ``path``.
 
     >>> target("/no/such/dir/x.json")
     '/no/such/dir/x.json'
+    >>> try:
+    ...     target("/dev/null")
+    ... except OSError as e:
+    ...     print(e.strerror)
+    a device, pipe or socket, which an atomic write would replace: name a regular file
     """
     name = os.fspath(path)
     if not name:
@@ -54,7 +60,22 @@ def target(path: str | os.PathLike) -> str:
     real = os.path.realpath(name)
     if os.path.isdir(real):
         raise IsADirectoryError(errno.EISDIR, "it is a directory, not a file to write", name)
+    if is_special(real):
+        raise OSError(errno.EINVAL, NOT_A_FILE, name)
     return real
+
+
+NOT_A_FILE = "a device, pipe or socket, which an atomic write would replace: name a regular file"
+
+
+def is_special(path: str | os.PathLike) -> bool:
+    """Whether ``path`` exists and is no regular file nor directory: a device such as
+    ``/dev/null``, a pipe or a socket, which is written into, never replaced.
+
+    >>> is_special("/dev/null"), is_special("/no/such/file")
+    (True, False)
+    """
+    return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
 
 
 def temp_owner(name: str, base: str | None = None) -> int | None:
