@@ -253,9 +253,15 @@ def test_another_runs_directory_is_refused(tmp_path, o200k):
         _shard(tok, [tmp_path / "a.jsonl"], tmp_path / "out", 2)
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "shard_00000.npy").write_bytes(b"x")
-    with pytest.raises(CorpusError, match=r"holds shards .* but no index\.json"):
+    with pytest.raises(CorpusError, match=r"holds shard_00000\.npy but no index\.json"):
         _shard(tok, [tmp_path / "a.jsonl"], tmp_path / "other", 2)
     assert (tmp_path / "other" / "shard_00000.npy").read_bytes() == b"x"
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "documents.npy").write_bytes(b"the user's")
+    with pytest.raises(CorpusError, match=r"holds documents\.npy but no index\.json"):
+        _shard(tok, [tmp_path / "a.jsonl"], tmp_path / "mine", 2)
+    assert os.listdir(tmp_path / "mine") == ["documents.npy"]
+    assert (tmp_path / "mine" / "documents.npy").read_bytes() == b"the user's"
 
 
 def test_uint16_shards_when_the_vocab_fits(tmp_path, tiktoken_pair):

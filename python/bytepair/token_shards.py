@@ -298,11 +298,16 @@ def _resumable(out_dir: str, run: dict, dtype) -> dict | None:
     the document starts it counts there), or None."""
     path = os.path.join(out_dir, PROGRESS)
     if not os.path.exists(path):
-        taken = [n for n in os.listdir(out_dir) if n.startswith("shard_") and n.endswith(".npy")]
+        # The files a run writes, from another run or the user's: never replaced.
+        taken = sorted(
+            n
+            for n in os.listdir(out_dir)
+            if n == DOCUMENTS or (n.startswith("shard_") and n.endswith(".npy"))
+        )
         if taken:
             raise CorpusError(
-                f"{out_dir} holds shards ({taken[0]}, ...) but no {INDEX} or {PROGRESS}: "
-                f"choose another output directory or remove them"
+                f"{out_dir} holds {', '.join(taken[:2])}{', ...' if len(taken) > 2 else ''} "
+                f"but no {INDEX} or {PROGRESS}: choose another output directory or remove them"
             )
         return None
     state = _read(path, out_dir)
