@@ -260,6 +260,12 @@ def test_stdout_is_never_refused(tmp_path, en_tok):
     back = run("decode", "-t", en_tok, "-o", "-", input=ids.stdout, cwd=tmp_path)
     assert ok(back) == "the cat"
     assert (tmp_path / "-").read_bytes() == b"not an output\n"
+    # /dev/stdout is stdout too, when the shell points it at a file (which then exists).
+    with open(tmp_path / "redirected", "wb") as out:
+        cmd = [sys.executable, "-m", "bytepair", "decode", "-t", str(en_tok), "-o", "/dev/stdout"]
+        done = subprocess.run(cmd, input=ids.stdout, stdout=out, stderr=subprocess.PIPE)
+    assert done.returncode == 0, done.stderr.decode()
+    assert (tmp_path / "redirected").read_bytes() == b"the cat"
 
 
 def test_a_pipe_as_output_is_written_into_not_replaced(tmp_path, en_tok):

@@ -17,6 +17,7 @@ from bytepair.cli.io import (
     UsageError,
     check_output,
     info,
+    is_stdout,
     load_tokenizer,
     read_input,
     show_progress,
@@ -104,7 +105,7 @@ def _encode(args) -> int:
             f"{index['documents']:,} documents, to {args.output}",
         )
         return 0
-    if args.output not in (None, "-") and inputs:
+    if not is_stdout(args.output) and inputs:
         documents.check_output(inputs, args.output)  # ids written over the text they encode
     check_output(args, args.output)  # second: --force would not make the above writable
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
@@ -172,7 +173,7 @@ def parse_ids(data: bytes, source: str) -> list[int]:
 
 
 def run_decode(args) -> int:
-    if args.output not in (None, "-") and args.input not in (None, "-"):
+    if not is_stdout(args.output) and args.input not in (None, "-"):
         documents.check_output([args.input], args.output)  # text written over its ids
     check_output(args, args.output)
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))

@@ -86,6 +86,16 @@ def read_input(path: str | None) -> bytes:
     return Path(path).read_bytes()
 
 
+def is_stdout(path: str | None) -> bool:
+    """Whether an output names stdout: none, ``-``, or ``/dev/stdout``, which is stdout
+    whatever the shell points it at (a regular file there is written, not refused).
+
+    >>> is_stdout("-"), is_stdout("/dev/stdout"), is_stdout("ids.txt")
+    (True, True, False)
+    """
+    return path in (None, "-", "/dev/stdout")
+
+
 def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
     """Writes to stdout, into a device or pipe (``/dev/null``, ``/dev/stdout``, a FIFO), or
     atomically to a file (temp file + rename). ``data`` may come in parts, written as they
@@ -94,7 +104,7 @@ def write_output(path: str | None, data: bytes | Iterable[bytes]) -> None:
     from bytepair.formats.atomic import is_special, write_parts
 
     parts = [data] if isinstance(data, bytes) else data
-    if path in (None, "-"):
+    if is_stdout(path):
         for part in parts:
             sys.stdout.buffer.write(part)
         sys.stdout.buffer.flush()
@@ -135,7 +145,7 @@ def check_output(
     when the output (or one of ``files``, those the command writes for it) exists and
     ``--force`` was not given: nothing is replaced without the user's say. ``option`` is
     where the output was named, for the error."""
-    if path in (None, "-"):
+    if is_stdout(path):
         return
     parent = Path(path.rstrip("/" + os.sep) or ".").resolve().parent
     if not parent.is_dir():
