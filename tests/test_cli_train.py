@@ -4,6 +4,8 @@ bytepair.train, and its mistakes are one-line usage errors."""
 
 from __future__ import annotations
 
+import os
+
 import bytepair
 import pytest
 import rustbpe
@@ -71,6 +73,21 @@ def test_train_shows_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, en_
     proc = run("train", en_corpus, "-o", tmp_path / "t.json", "--vocab-size", 280)
     ok(proc)
     assert b"\r" not in proc.stderr and b"\x1b[" not in proc.stderr
+
+
+def test_train_never_writes_over_or_into_its_corpus(tmp_path):
+    """The corpus itself as -o is refused, --force or not, and the corpus is kept; so is
+    an output that a later run on the same directory or glob would read as text."""
+    corpus = tmp_path / "data" / "cat.txt"
+    corpus.parent.mkdir()
+    corpus.write_text(CAT)
+    train = ["train", "--vocab-size", 261, "--holdout", 0, "-q", "--force"]
+    err = assert_usage_error(run(*train, corpus, "-o", corpus), "is the input file")
+    assert "choose another output" in err and corpus.read_text() == CAT
+    assert_usage_error(run(*train, corpus.parent, "-o", corpus.parent / "t.json"), "inside")
+    assert_usage_error(run(*train, f"{corpus.parent}/*", "-o", corpus.parent / "t.json"), "glob")
+    assert os.listdir(corpus.parent) == ["cat.txt"]
+    ok(run(*train, corpus.parent, "-o", tmp_path / "t.json"))
 
 
 def test_train_replaces_an_existing_output_only_with_force(tmp_path):

@@ -132,6 +132,7 @@ def run(args) -> int:
     for given, flag in ((args.holdout, "--holdout"), (args.sample_documents, "--sample-documents")):
         if ray and given:
             raise UsageError(f"{flag} needs --engine local: the ray engine counts whole files")
+    given = list(args.files)
     if not ray:
         try:
             args.files = documents.corpus_paths(args.files)
@@ -140,7 +141,10 @@ def run(args) -> int:
         if args.holdout and any(documents.kind(p) != "text" for p in args.files):
             raise UsageError("--holdout cuts plain-text files: not .jsonl or .parquet ones")
     fmt = format_for(args.output, args.format)
-    check_output(args, args.output, files=tokenizer_files(args.output, fmt))
+    written = tokenizer_files(args.output, fmt)
+    for path in written:  # first: --force would not make these writable
+        documents.check_output(given, path)
+    check_output(args, args.output, files=written)
     start = time.perf_counter()
     paths, held_out = (args.files, b"") if ray else holdout.carve(args.files, args.holdout)
     tok = bytepair.train(
