@@ -232,6 +232,19 @@ def test_a_page_or_plot_replaces_an_existing_file_only_with_force(tmp_path, en_t
     assert out.read_bytes().startswith(start)
 
 
+def test_a_page_or_plot_never_replaces_its_own_text(tmp_path, en_tok):
+    """tokenize --file F --html F and compare --corpus F --plot F are refused, --force or
+    not, and F is kept."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat\n")
+    for command in (
+        ["tokenize", "-t", en_tok, "--file", corpus, "--html", corpus],
+        ["compare", en_tok, "--corpus", corpus, "--plot", corpus],
+    ):
+        assert_usage_error(run(*command, "--force"), "is the input file")
+        assert corpus.read_text() == "the cat sat on the mat\n"
+
+
 def test_every_command_takes_force():
     for command in ("train", "encode", "decode", "tokenize", "inspect", "compare", "convert"):
         assert "--force" in ok(run(command, "--help")), command

@@ -17,12 +17,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bytepair import audit, metrics
+from bytepair import audit, documents, metrics
 from bytepair.cli import arguments, zipf
 from bytepair.cli.io import (
     UsageError,
     check_output,
     info,
+    is_stdout,
     load_tokenizer,
     options_for,
     write_output,
@@ -177,6 +178,8 @@ def run(args) -> int:
         raise UsageError("compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F")
     if args.plot:
         check_plotting()  # before the slow part, not after it
+        if not is_stdout(args.plot):
+            documents.check_output(args.corpus, args.plot)  # the picture over its text
         check_output(args, args.plot, "--plot")
     options = arguments.load_options(args)
     per_spec = {spec: options_for(spec, options) for spec in names}

@@ -8,12 +8,13 @@ import os
 import sys
 from pathlib import Path
 
-from bytepair import audit, chat_template
+from bytepair import audit, chat_template, documents
 from bytepair.cli import arguments, chat_view, show
 from bytepair.cli.io import (
     UsageError,
     check_output,
     info,
+    is_stdout,
     load_tokenizer,
     read_input,
     use_colour,
@@ -51,6 +52,8 @@ def run(args) -> int:
         return tokenize_chat(args)
     if args.file is not None and args.text is not None:
         raise UsageError("tokenize takes TEXT or --file, not both")
+    if args.file not in (None, "-") and not is_stdout(args.html):
+        documents.check_output([args.file], args.html)  # the page written over its text
     check_output(args, args.html, "--html")
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.file is not None:
