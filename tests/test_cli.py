@@ -245,6 +245,16 @@ def test_a_page_or_plot_never_replaces_its_own_text(tmp_path, en_tok):
         assert corpus.read_text() == "the cat sat on the mat\n"
 
 
+def test_convert_never_writes_over_its_input(tmp_path, en_tok):
+    """convert IN IN, even to another format and with --force, is refused; IN is kept."""
+    tok = tmp_path / "tok.json"
+    tok.write_bytes(en_tok.read_bytes())
+    before = tok.read_bytes()
+    command = ["convert", tok, tok, "--to", "tiktoken", "--force"]
+    assert_usage_error(run(*command), "is the input file")
+    assert tok.read_bytes() == before
+
+
 def test_every_command_takes_force():
     for command in ("train", "encode", "decode", "tokenize", "inspect", "compare", "convert"):
         assert "--force" in ok(run(command, "--help")), command

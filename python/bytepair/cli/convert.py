@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from bytepair import conversion
+from bytepair import conversion, documents
 from bytepair.cli import arguments
 from bytepair.cli.io import UsageError, check_output, format_for, info, tokenizer_files
 
@@ -30,7 +30,10 @@ def run(args) -> int:
     if not os.path.exists(args.input):
         raise UsageError(f"tokenizer file {args.input!r} does not exist")
     fmt = format_for(args.output, args.to)
-    check_output(args, args.output, "OUT", tokenizer_files(args.output, fmt))
+    written = tokenizer_files(args.output, fmt)
+    for path in written:  # first: --force would not make these writable
+        documents.check_output([args.input], path)
+    check_output(args, args.output, "OUT", written)
     # Only for inputs that do not store them (.tiktoken, GPT-2 files): formats.load says so.
     conversion.convert(args.input, args.output, to=fmt, **arguments.load_options(args))
     info(args, f"wrote {args.output} ({fmt})")
