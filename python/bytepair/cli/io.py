@@ -152,7 +152,7 @@ def check_output(
         raise UsageError(f"cannot write {path}: the folder {parent} does not exist")
     if args.force:
         return
-    # A regular file only: /dev/null, /dev/stdout and named pipes are written to, not replaced.
+    # A regular file only: a device (/dev/null) or a named pipe is written into, not replaced.
     for target in [path] if files is None else files:
         if os.path.isfile(target):
             raise UsageError(
