@@ -365,9 +365,15 @@ def _count(counters, paths, texts, text_total, documents, show):
         # range costs the core ~40 µs (22,000 ranges of TinyStories: 0.93 s, as texts 0.35 s).
         paths = [_whole_range(*doc) for doc in drawn.file_ranges(IN_PLACE_BYTES)]
         below = IN_PLACE_BYTES
+        # Files' documents apart from texts' only where their counters differ (HF's mode).
+        kinds = (
+            [(counter, None)]
+            if file_counter is counter
+            else [(file_counter, True), (counter, False)]
+        )
         text_jobs = [
             (c, drawn.iter_documents(below=below, files=f), drawn.size(below=below, files=f))
-            for c, f in ((file_counter, True), (counter, False))
+            for c, f in kinds
         ]
     if paths:
         # A Shard is a byte range of a file, counted in place (a held-out tail stays out).
