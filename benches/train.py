@@ -47,9 +47,8 @@ TRAINERS = (
 PAIRS = [("bytepair", "hf"), ("bytepair", "rustbpe"), ("bytepair", "gigatoken")]
 PAIRS += [("bytepair-hf", "hf"), ("bytepair-rustbpe", "rustbpe")]
 PAIRS += [("bytepair-rustbpe", "gigatoken")]
-#: The pairs whose merges must be the same.
-SAME_MERGES = {("bytepair-hf", "hf"), ("bytepair-rustbpe", "rustbpe")}
-SAME_MERGES |= {("bytepair-rustbpe", "gigatoken")}
+#: The pairs whose merges must be the same: each mode's, not plain bytepair's.
+SAME_MERGES = {(ours, peer) for ours, peer in PAIRS if ours != "bytepair"}
 
 
 def corpus_path(mb: int, out_dir: Path) -> Path:
