@@ -140,6 +140,23 @@ def test_documents_across_files_and_texts_in_order(tmp_path):
     assert sample.sample([a, "x|y"], None).documents() == [b"one|two", "x|y"]
 
 
+@pytest.mark.parametrize("read_bytes", [1, 2, 5, 13, 64])
+def test_separators_across_reads_are_found(tmp_path, monkeypatch, read_bytes):
+    """A file is read a block at a time: a separator cut by a block's end, separators side
+    by side and a range starting or ending inside one still give bytes.split's pieces."""
+    monkeypatch.setattr(sample, "READ_BYTES", read_bytes)
+    data = b"ab<|endoftext|>c<|endoftext|><|endoftext|>def<|endoftext|>g<|endoftext" * 3
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    sep = EOT.encode()
+    assert sample.sample([path], None, separator=EOT).documents() == _documents_by_hand(
+        data, sep
+    )
+    for start, end in [(3, len(data)), (0, 40), (20, 71), (5, 5)]:
+        got = sample.sample([Shard(str(path), start, end, len(data), 0)], None, separator=EOT)
+        assert got.documents() == _documents_by_hand(data[start:end], sep), (start, end)
+
+
 def test_memory_grows_with_n_not_with_the_corpus(tmp_path):
     """20,000 documents (about 2 MB) from a file and from a generator: the sample of 5
     holds a few kB, whatever the corpus; keeping every document would take megabytes."""
