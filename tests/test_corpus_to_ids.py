@@ -366,3 +366,40 @@ def test_a_damaged_finished_run_is_refused_naming_the_file(tmp_path, o200k, name
     edit(out / name)
     with pytest.raises(CorpusError, match=f"{name}.*remove the directory .*out to start over"):
         _shard(tok, [tmp_path / "a.jsonl"], out, 8)
+
+
+# Encodes a text file as one document of a corpus (its ids staged in a temporary .npy and
+# read back in slices, then the separator), then prints the peak RSS in KB: VmHWM, not
+# ru_maxrss, which keeps the peak of the process that forked it (pytest's).
+PEAK_OF_DOCUMENTS = """
+import re, sys, bytepair
+tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>"])
+n = tok.encode_file(sys.argv[1], sys.argv[1] + ".npy", document_separator="<s>", progress=False)
+status = open("/proc/self/status").read()
+print(n, re.search(r"VmHWM:\\s+(\\d+)", status).group(1))
+"""
+
+
+def test_a_text_files_ids_are_read_back_in_flat_memory(tmp_path):
+    """A text file's staged ids are read back slice by slice: 10x the file (36 MB more ids,
+    which a mapping of the staged file would keep resident as it is read) may cost at most
+    16 MB more."""
+    import subprocess
+    import sys
+
+    peaks = []
+    for mb in (4, 40):
+        path = tmp_path / f"{mb}.txt"
+        path.write_bytes(b"the ids of one byte each \n" * (mb * 40_000))
+        out = subprocess.run(
+            [sys.executable, "-c", PEAK_OF_DOCUMENTS, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        n, peak = map(int, out.stdout.split())
+        # A byte-level vocab: one id per byte, then the separator.
+        assert n == path.stat().st_size + 1
+        peaks.append(peak)
+    assert peaks[1] <= peaks[0] + 16_000, peaks

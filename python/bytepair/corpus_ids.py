@@ -3,8 +3,8 @@
 
 Documents come from ``documents``: each line of a ``.jsonl``, each row of a ``.parquet``,
 each plain-text file whole (encoded by the core, memory-mapped and on all threads, into
-a temporary ``.npy`` read back in slices). With a ``separator`` id, each document's ids are
-followed by it. Every document has a ``Position`` a stream can resume from.
+a temporary ``.npy`` read back in slices, not mapped). With a ``separator`` id, each
+document's ids are followed by it. Every document has a ``Position`` a stream can resume from.
 
 >>> import bytepair, pathlib, tempfile
 >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>"])
@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from bytepair import documents, flat_batch
 from bytepair.errors import SpecialTokenError
 from bytepair.formats import atomic
+from bytepair.npy_file import NpyReader
 
-#: Ids per slice read back from a plain-text file's array: 64 MB of uint32.
-TEXT_SLICE = 16 << 20
+#: Ids per slice read back from a plain-text file's array: 4 MB of uint32, a few copies of
+#: which are what the slices cost in memory, whatever the file's size.
+TEXT_SLICE = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -139,21 +141,21 @@ def _text_file(tok, path, first, separator, policy, threads, scratch_for):
             threads=threads or None,
             progress=False,
         )
-        ids = numpy.load(scratch, mmap_mode="r")
-        total = len(ids) + (separator is not None)
-        done = first.skip
-        while True:
-            end = min(done + TEXT_SLICE, total)
-            part = numpy.array(ids[done : min(end, len(ids))], dtype=numpy.uint32)
-            if separator is not None and end == total:
-                part = numpy.append(part, numpy.uint32(separator))
-            position = Position(first.file, 0, first.document, done)
-            last = end == total
-            yield Piece(part, [len(part)], [position], last), (os.path.getsize(path) if last else 0)
-            if last:
-                break
-            done = end
-        del ids
+        with NpyReader(scratch) as ids:
+            total = len(ids) + (separator is not None)
+            done = first.skip
+            while True:
+                end = min(done + TEXT_SLICE, total)
+                part = ids.read(done, min(end, len(ids))).astype(numpy.uint32)
+                if separator is not None and end == total:
+                    part = numpy.append(part, numpy.uint32(separator))
+                position = Position(first.file, 0, first.document, done)
+                last = end == total
+                reached = os.path.getsize(path) if last else 0
+                yield Piece(part, [len(part)], [position], last), reached
+                if last:
+                    break
+                done = end
     finally:
         if os.path.exists(scratch):
             os.unlink(scratch)

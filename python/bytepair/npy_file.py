@@ -1,5 +1,5 @@
-"""A ``.npy`` array of ids written in pieces, as they are encoded: memory stays flat
-whatever the corpus, and the file appears only when complete.
+"""A ``.npy`` array of ids written in pieces, as they are encoded, and read back in slices:
+memory stays flat whatever the corpus, and the file appears only when complete.
 
 The header is written first with room for any length, and patched with the real length
 when the writer closes; until then the data lives in a temporary file beside ``path``.
@@ -56,13 +56,11 @@ def problem(path: str | os.PathLike, dtype, count: int) -> str | None:
     (None, 'holds 3 values of uint16, expected 4 of uint16')
     """
     import numpy
-    from numpy.lib import format as npy
 
     want = numpy.dtype(dtype)
     try:
         with open(path, "rb") as f:
-            npy.read_magic(f)
-            shape, _, got = npy.read_array_header_1_0(f)
+            shape, got = _read_header(f)
             header = f.tell()
             size = os.fstat(f.fileno()).st_size
     except FileNotFoundError:
@@ -77,6 +75,51 @@ def problem(path: str | os.PathLike, dtype, count: int) -> str | None:
             f"is truncated or damaged: {size:,} bytes, expected {header + count * want.itemsize:,}"
         )
     return None
+
+
+def _read_header(f) -> tuple[tuple, object]:
+    """The shape and dtype of the ``.npy`` open as ``f``, which is left at its data."""
+    from numpy.lib import format as npy
+
+    if npy.read_magic(f) == (2, 0):  # a header too long for version 1's 16-bit length
+        shape, _, dtype = npy.read_array_header_2_0(f)
+    else:
+        shape, _, dtype = npy.read_array_header_1_0(f)
+    return shape, dtype
+
+
+class NpyReader:
+    """Slices of a 1-D ``.npy``, read from the file rather than mapped: a mapping keeps every
+    page it has read resident, so memory would grow with the file, not the slice."""
+
+    def __init__(self, path: str | os.PathLike):
+        self._file = open(path, "rb")
+        try:
+            shape, self.dtype = _read_header(self._file)
+        except BaseException:
+            self._file.close()
+            raise
+        if len(shape) != 1:
+            self._file.close()
+            raise ValueError(f"{os.fspath(path)}: a .npy of shape {shape}, expected 1-D")
+        self._data = self._file.tell()
+        self._length = shape[0]
+
+    def __len__(self) -> int:
+        return self._length
+
+    def read(self, start: int, stop: int):
+        """Values ``start:stop`` (within the array) as a new array."""
+        import numpy
+
+        self._file.seek(self._data + start * self.dtype.itemsize)
+        return numpy.fromfile(self._file, self.dtype, stop - start)
+
+    def __enter__(self) -> NpyReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._file.close()
 
 
 class NpyWriter:
