@@ -91,6 +91,27 @@ def test_training_bars_know_their_totals(capsys):
     assert "counting: 100%|" in err, err
 
 
+def test_training_bars_on_jsonl_and_parquet_know_their_totals(tmp_path, capsys):
+    """Counting and sampling .jsonl and .parquet files (several row groups) move through
+    the files' bytes: a percentage and an ETA, ending at their size on disk."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = [f"the cat sat on the mat {i} times" for i in range(300)]
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    parquet = tmp_path / "b.parquet"
+    pq.write_table(pa.table({"text": texts}), parquet, row_group_size=70)
+    total = os.path.getsize(jsonl) + os.path.getsize(parquet)
+    done = f"{total / 1000:.1f}k/{total / 1000:.1f}k"  # tqdm's SI form of the total
+    for options, phase in (({}, "counting"), ({"sample_documents": 100}, "sampling")):
+        bytepair.train([jsonl, parquet], vocab_size=270, progress=True, **options)
+        err = capsys.readouterr().err
+        assert f"{phase}: 100%|" in err and done in err, err
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

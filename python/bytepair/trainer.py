@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from bytepair import _core, corpus_check, extend, patterns, sample, special, superbpe
 from bytepair import compat as compat_mode
 from bytepair import documents as corpus_docs
+from bytepair.document_texts import DocumentTexts
 from bytepair.errors import CorpusError, PatternError, TrainingWarning, VocabSizeError
 from bytepair.formats.tokenizer_data import TokenizerData
 from bytepair.progress import Bar, shown
@@ -336,7 +337,7 @@ def _counting(
         if texts is not None and isinstance(files_or_texts, Sequence)
         else None
     )
-    paths, texts = _with_documents(paths, texts, text_field)
+    paths, docs = _with_documents(paths, text_field)
     # The separator is cut out like a special token: its text is no surprise in the corpus.
     declared = [*(base.special_tokens if base is not None else ()), *special_tokens]
     cut_out = [*declared, *([documents[2]] if documents and documents[2] else [])]
@@ -345,23 +346,33 @@ def _counting(
     if texts is not None:
         first, texts = corpus_check.head(texts)
         corpus_check.check(first, "the texts", cut_out, stacklevel=5)
+    if docs is not None:
+        # The documents read here stay in ``rest``: the files are read once.
+        first, rest = corpus_check.head(docs)
+        where = os.path.basename(docs.paths[0]) if len(docs.paths) == 1 else "the documents"
+        corpus_check.check(first, where, cut_out, stacklevel=5)
+        docs = (docs, rest)
     counters = (counter, file_counter)
-    return functools.partial(_count, counters, paths, texts, text_total, documents, show)
+    return functools.partial(_count, counters, paths, texts, text_total, docs, documents, show)
 
 
-def _count(counters, paths, texts, text_total, documents, show):
+def _count(counters, paths, texts, text_total, docs, documents, show):
     """``_counting``'s count: ``counters`` is the counter of texts and that of text files
-    (line by line in HF's mode, see ``bytepair.compat``)."""
+    (line by line in HF's mode, see ``bytepair.compat``); ``docs`` the ``DocumentTexts``
+    of .jsonl and .parquet files and what is left of them to read."""
     counter, file_counter = counters
     counts = _core.PretokenCounts()
     drawn = None
-    # (counter, texts, their size) to count as texts.
-    text_jobs = [] if texts is None else [(counter, texts, text_total)]
+    # (counter, texts, their size, whether this loop draws their bar) to count as texts:
+    # the documents of files draw their own, through the files' bytes.
+    text_jobs = [] if texts is None else [(counter, texts, text_total, True)]
     if documents is not None:
         n, seed, separator = documents
         sources = [p if isinstance(p, Shard) else pathlib.Path(p) for p in paths]
         # Chained, never listed: the sample's memory grows with n, not with the corpus.
-        drawn = sample.sample(itertools.chain(sources, texts or ()), n, seed, separator, show)
+        more = [] if docs is None else [docs[0].with_bar(docs[1], "sampling", show)]
+        corpus = itertools.chain(sources, texts or (), *more)
+        drawn = sample.sample(corpus, n, seed, separator, show)
         # Long documents are counted in place, short ones read and counted as texts: a
         # range costs the core ~40 µs (22,000 ranges of TinyStories: 0.93 s, as texts 0.35 s).
         paths = [_whole_range(*doc) for doc in drawn.file_ranges(IN_PLACE_BYTES)]
@@ -373,9 +384,11 @@ def _count(counters, paths, texts, text_total, documents, show):
             else [(file_counter, True), (counter, False)]
         )
         text_jobs = [
-            (c, drawn.iter_documents(below=below, files=f), drawn.size(below=below, files=f))
+            (c, drawn.iter_documents(below=below, files=f), drawn.size(below=below, files=f), True)
             for c, f in kinds
         ]
+    elif docs is not None:
+        text_jobs.append((counter, docs[0].with_bar(docs[1], "counting", show), None, False))
     if paths:
         # A Shard is a byte range of a file, counted in place (a held-out tail stays out).
         ranges = [(p.start, p.end) if isinstance(p, Shard) else (0, 2**64 - 1) for p in paths]
@@ -385,10 +398,10 @@ def _count(counters, paths, texts, text_total, documents, show):
                 file_counter.count_files(counts, files, progress=bar, ranges=ranges)
             except OSError as e:
                 raise CorpusError(f"cannot read the corpus: {e}") from None
-    for job_counter, job_texts, job_total in text_jobs:
+    for job_counter, job_texts, job_total, bar_here in text_jobs:
         if job_total == 0:  # a sample with no documents of this kind
             continue
-        with Bar("counting", total=job_total, unit="B", enabled=show) as bar:
+        with Bar("counting", total=job_total, unit="B", enabled=show and bar_here) as bar:
             done = 0
             for chunk, size in _chunks(job_texts):
                 job_counter.count_texts(counts, chunk)
@@ -628,21 +641,13 @@ def _has_documents(files_or_texts) -> bool:
 
 
 def _with_documents(
-    paths: list[str | Shard], texts: Iterable[str | bytes] | None, text_field: str
-) -> tuple[list[str | Shard], Iterable[str | bytes] | None]:
-    """``.jsonl`` and ``.parquet`` files become texts, one per document; plain-text files
-    and byte ranges stay files, counted in place."""
+    paths: list[str | Shard], text_field: str
+) -> tuple[list[str | Shard], DocumentTexts | None]:
+    """Plain-text files and byte ranges stay files, counted in place; the documents of
+    ``.jsonl`` and ``.parquet`` files become texts, one per document (None when none)."""
     readable = [p for p in paths if isinstance(p, Shard) or corpus_docs.kind(p) == "text"]
     structured = [p for p in paths if not isinstance(p, Shard) and corpus_docs.kind(p) != "text"]
-    if not structured:
-        return paths, texts
-    docs = (
-        text
-        for path in structured
-        for chunk in corpus_docs.read_chunks(path, text_field)
-        for text in chunk.texts
-    )
-    return readable, docs if texts is None else itertools.chain(texts, docs)
+    return readable, DocumentTexts(structured, text_field) if structured else None
 
 
 def _is_file_name(s: str) -> bool:
