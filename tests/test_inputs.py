@@ -7,6 +7,10 @@ taken from an independent source (bytepair.reference, tiktoken, or worked out by
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import json
+import lzma
 import os
 import stat
 import subprocess
@@ -303,6 +307,38 @@ def test_a_utf16_corpus_warns(tmp_path):
     path.write_bytes(corpus_sample("en-prose", 10_000).decode().encode("utf-16"))
     with pytest.warns(CorpusWarning, match="looks like UTF-16"):
         bytepair.train([path], 300, progress=False)
+
+
+@pytest.mark.parametrize(
+    "suffix, compress, name",
+    [(".gz", gzip.compress, "gzip"), (".xz", lzma.compress, "xz"), (".bz2", bz2.compress, "bzip2")],
+)
+def test_a_compressed_corpus_warns_that_it_is_compressed(tmp_path, suffix, compress, name):
+    """A compressed file is read as it is, so it trains on compressed bytes: the warning
+    says so and how to fix it, not that the text is in another encoding (iconv)."""
+    path = tmp_path / f"c.txt{suffix}"
+    path.write_bytes(compress(corpus_sample("en-prose", 200_000)))
+    with pytest.warns(CorpusWarning, match=rf"c\.txt\{suffix} is {name}-compressed.*decompress"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingWarning)
+            bytepair.train([path], 300, progress=False)
+
+
+def test_json_lines_in_a_file_read_as_plain_text_warns(tmp_path):
+    """JSON Lines under another name (data.json) is plain text: trained as it is, the
+    tokenizer would learn its keys and quotes; the warning says to name it .jsonl."""
+    docs = [d.decode() for d in corpus_documents("en-prose", 50, 3)]
+    lines = "".join(json.dumps({"text": d, "id": i}) + "\n" for i, d in enumerate(docs))
+    (tmp_path / "data.json").write_text(lines)
+    with pytest.warns(CorpusWarning, match=r"data\.json holds JSON Lines.*name it \.jsonl"):
+        bytepair.train([tmp_path / "data.json"], 300, progress=False)
+    (tmp_path / "data.jsonl").write_text(lines)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bytepair.train([tmp_path / "data.jsonl"], 300, progress=False)
+        # Text whose lines are not all JSON objects is text.
+        (tmp_path / "code.txt").write_text('{"a": 1}\nprint(1)\n' * 500)
+        bytepair.train([tmp_path / "code.txt"], 260, progress=False)
 
 
 def test_special_token_text_that_is_no_special_token_warns(tmp_path):

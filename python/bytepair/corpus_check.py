@@ -1,7 +1,9 @@
 """Warnings about a corpus that would train silently into a useless tokenizer: text that is
-mostly not UTF-8 (GBK, Latin-1, UTF-16: the hint names the likely one), and special-token
+mostly not UTF-8 (GBK, Latin-1, UTF-16: the hint names the likely one), special-token
 text (``<|endoftext|>``) that is not a special token, so it would be learned as ordinary
-text.
+text, and files read as plain text that are not: compressed (``.gz``, ``.xz``...) or
+JSON Lines under another name (``data.json``), whose keys and quotes would be learned.
+Encoding checks the last two (``check_read_as_text``): its ids would be of those bytes.
 
 Only a sample is read, so the check costs milliseconds on any corpus: ``BLOCKS`` blocks of
 ``BLOCK_BYTES`` spread over each file (of at most ``MAX_FILES`` files), and the first
@@ -18,11 +20,13 @@ True
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
+from bytepair import documents
 from bytepair.errors import CorpusWarning
 from bytepair.shards import Shard
 
@@ -55,6 +59,15 @@ _SPECIAL_SHAPE = re.compile(rb"<\|[A-Za-z0-9_]{1,40}\|>")
 MIN_SPECIAL_HITS = 3
 
 _INVALID = re.compile("[\udc80-\udcff]+")
+
+#: The magic numbers compressed files begin with (gzip RFC 1952, xz, bzip2, zstd RFC 8878),
+#: and the command that decompresses each.
+_COMPRESSED = {
+    b"\x1f\x8b": ("gzip", "gunzip"),
+    b"\xfd7zXZ\x00": ("xz", "unxz"),
+    b"BZh": ("bzip2", "bunzip2"),
+    b"\x28\xb5\x2f\xfd": ("zstd", "unzstd"),
+}
 
 
 def head(texts: Iterable[str | bytes]) -> tuple[list[str | bytes], Iterator[str | bytes]]:
@@ -129,14 +142,19 @@ def check(
             )
 
 
+def _spread(paths: Sequence):
+    """At most ``MAX_FILES`` of ``paths``, spread over the list, the first and last among them."""
+    if len(paths) > MAX_FILES:
+        return [paths[k * (len(paths) - 1) // (MAX_FILES - 1)] for k in range(MAX_FILES)]
+    return paths
+
+
 def check_files(
     paths: Sequence[str | Shard], special_tokens: Sequence[str], stacklevel: int = 2
 ) -> None:
     """``check`` on blocks spread over each file (a ``Shard`` reads its byte range), for
     at most ``MAX_FILES`` files spread over the list."""
-    if len(paths) > MAX_FILES:
-        paths = [paths[k * (len(paths) - 1) // (MAX_FILES - 1)] for k in range(MAX_FILES)]
-    for p in paths:
+    for p in _spread(paths):
         path, start, end = (p.path, p.start, p.end) if isinstance(p, Shard) else (p, 0, None)
         try:
             with open(path, "rb") as f:
@@ -151,7 +169,57 @@ def check_files(
                         blocks.append(f.read(BLOCK_BYTES))
         except OSError:
             continue  # counting reports an unreadable file, with its own error
-        check(blocks, os.path.basename(path), special_tokens, stacklevel + 1)
+        where = os.path.basename(path)
+        # Only a file's own start says what it is; a byte range may begin anywhere.
+        if start == 0 and not _read_as_it_is(blocks[0], where, stacklevel + 1):
+            continue  # compressed: its bytes say nothing of its text's encoding
+        check(blocks, where, special_tokens, stacklevel + 1)
+
+
+def check_read_as_text(paths: Sequence[str], stacklevel: int = 2) -> None:
+    """Warns when a corpus file read as plain text (not ``.jsonl`` nor ``.parquet``) is
+    compressed or JSON Lines, for at most ``MAX_FILES`` of them spread over the list:
+    encoding's check, whose ids are the file's bytes as they are (training checks the same
+    in ``check_files``, with the text's encoding)."""
+    for path in _spread([p for p in paths if documents.kind(p) == "text"]):
+        try:
+            with open(path, "rb") as f:
+                head = f.read(BLOCK_BYTES)
+        except OSError:
+            continue  # encoding reports an unreadable file, with its own error
+        _read_as_it_is(head, os.path.basename(path), stacklevel + 1)
+
+
+def _read_as_it_is(head: bytes, where: str, stacklevel: int) -> bool:
+    """Warns when a file read as plain text begins as a compressed file, or is JSON Lines
+    (every whole line of ``head``, its first block, a JSON object). False if compressed."""
+    for magic, (name, command) in _COMPRESSED.items():
+        if head.startswith(magic):
+            _warn(
+                f"{where} is {name}-compressed: bytepair reads a file as it is, so it "
+                f"would train on or encode the compressed bytes, not the text; decompress "
+                f"it first ({command} {where})",
+                stacklevel,
+            )
+            return False
+    lines = [line for line in head.split(b"\n")[:-1] if line.strip()]  # the last may be cut
+    if lines and all(_is_json_object(line) for line in lines):
+        _warn(
+            f"{where} holds JSON Lines (one object per line) but is read as plain text, so "
+            f"its keys and quotes would be trained on or encoded with the text; name it "
+            f".jsonl (or .ndjson) to read the text in text_field (--text-field)",
+            stacklevel,
+        )
+    return True
+
+
+def _is_json_object(line: bytes) -> bool:
+    if not line.lstrip().startswith(b"{"):  # most text fails here, without a parse
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:  # UnicodeDecodeError too
+        return False
 
 
 def _warn(message: str, stacklevel: int) -> None:
