@@ -379,6 +379,17 @@ def test_one_missing_path_among_files_is_named(tmp_path):
         bytepair.train([str(good), str(tmp_path / "b.txt")], vocab_size=300, progress=False)
 
 
+def test_train_bpe_given_a_glob_that_matches_says_how_many_files(tmp_path):
+    """train_bpe takes one file: a glob that matches two is refused as such, not said to
+    match no files."""
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("hello world")
+    with pytest.raises(bytepair.CorpusError, match=r"is a glob that matches 2 files.*train"):
+        bytepair.train_bpe(str(tmp_path / "*.txt"), 300, progress=False)
+    with pytest.raises(bytepair.CorpusError, match="matches no files"):
+        bytepair.train_bpe(str(tmp_path / "*.zzz"), 300, progress=False)
+
+
 def test_sentences_are_texts():
     tok = bytepair.train(["the cat sat", "on the mat"] * 5, vocab_size=260, progress=False)
     assert tok.decode(tok.encode("the cat")) == "the cat"

@@ -545,6 +545,13 @@ def _checked_path(path: str | os.PathLike) -> str:
         path = os.fsdecode(path)
     if os.path.isdir(path):
         raise CorpusError(f"corpus {path!r} is a directory; pass the files inside it")
+    if not os.path.exists(path) and glob.has_magic(path):
+        matched = [p for p in glob.glob(path, recursive=True) if os.path.isfile(p)]
+        if matched:  # train_bpe's one file: not_found would say it matches none
+            raise CorpusError(
+                f"corpus {path!r} is a glob that matches {len(matched):,} files; pass one "
+                "file, or train on the glob with bytepair.train"
+            )
     if not os.path.exists(path):
         raise corpus_docs.not_found(path)
     if not os.path.isfile(path):
