@@ -307,3 +307,18 @@ def test_a_sharded_encode_reruns_into_its_directory_without_force(tmp_path, en_t
         other = run(*encode, "--shard-tokens", 9, *force)
         assert_usage_error(other, "shards of another run", "'shard_tokens' differs")
         assert {p.name: p.read_bytes() for p in out.iterdir()} == files
+
+
+def test_encode_warns_of_a_compressed_file_read_as_plain_text(tmp_path, en_tok):
+    """Every output of `encode` (stdout, .npy, shards) warns, in one line, that a .jsonl.gz
+    (gzip's magic bytes 1f 8b) would be encoded as its compressed bytes."""
+    import gzip
+
+    (tmp_path / "c.jsonl.gz").write_bytes(gzip.compress(b'{"text": "a document"}\n' * 40))
+    path = tmp_path / "c.jsonl.gz"
+    for out in ([], ["-o", tmp_path / "ids.npy"], ["--shard-tokens", 64, "-o", tmp_path / "d"]):
+        proc = run("encode", "-t", en_tok, path, *out, "-q")
+        ok(proc)
+        err = proc.stderr.decode()
+        assert err.startswith("bytepair: warning: c.jsonl.gz is gzip-compressed"), err
+        assert "gunzip" in err and err.count("\n") == 1, err

@@ -54,7 +54,8 @@ def test_encode_file_onto_a_directory_names_it_and_leaves_no_temporary(tmp_path,
 
 @pytest.mark.parametrize("name", ["a.txt", "a.jsonl"])
 def test_a_missing_folder_names_the_destination(tmp_path, tok, name):
-    (tmp_path / name).write_text('{"text": "hi"}\n')
+    # JSON in a .txt would be warned of (JSON Lines read as plain text): plain text there.
+    (tmp_path / name).write_text('{"text": "hi"}\n' if name.endswith(".jsonl") else "hi\n")
     with pytest.raises(FileNotFoundError, match="folder does not exist") as e:
         tok.encode_file(tmp_path / name, tmp_path / "missing" / "x.npy")
     assert e.value.filename == str(tmp_path / "missing" / "x.npy")

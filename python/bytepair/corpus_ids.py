@@ -133,14 +133,7 @@ def _text_file(tok, path, first, separator, policy, threads, scratch_for):
     allowed, disallowed = policy
     scratch = atomic.temp_path(scratch_for or path)
     try:
-        tok.encode_file(
-            path,
-            scratch,
-            allowed_special=allowed,
-            disallowed_special=disallowed,
-            threads=threads or None,
-            progress=False,
-        )
+        tok._encode_text_file(path, scratch, allowed, disallowed, threads or None, False)
         with NpyReader(scratch) as ids:
             total = len(ids) + (separator is not None)
             done = first.skip

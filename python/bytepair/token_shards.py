@@ -31,7 +31,7 @@ import json
 import os
 from collections.abc import Iterable
 
-from bytepair import corpus_ids, documents, npy_file
+from bytepair import corpus_check, corpus_ids, documents, npy_file
 from bytepair.corpus_ids import Position
 from bytepair.errors import CorpusError
 from bytepair.formats import atomic
@@ -78,6 +78,7 @@ def write(
     if isinstance(shard_tokens, bool) or not isinstance(shard_tokens, int) or shard_tokens < 1:
         raise ValueError(f"shard_tokens must be a positive int, got {shard_tokens!r}")
     paths = documents.corpus_paths(corpus)
+    corpus_check.check_read_as_text(paths, stacklevel=3)  # the caller's line
     separator = corpus_ids.separator_id(tok, document_separator)
     policy = tok._policy(allowed_special, disallowed_special)
     out_dir = os.fspath(out_dir)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Literal
 
-from bytepair import _core, corpus_ids, documents, patterns, special
+from bytepair import _core, corpus_check, corpus_ids, documents, patterns, special
 from bytepair import pipeline as pipeline_mod
 from bytepair import progress as progress_rule
 from bytepair.errors import BytepairError, FormatError, VocabError
@@ -659,6 +659,8 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         path, out_path = os.fspath(path), os.fspath(out_path)
         documents.check_output(path, out_path)
+        paths = documents.corpus_paths(path)
+        corpus_check.check_read_as_text(paths, stacklevel=3)  # the caller's line
         if document_separator is not None or not (
             os.path.isfile(path) and documents.kind(path) == "text"
         ):
@@ -666,7 +668,7 @@ class Tokenizer:
                 raise TypeError("progress= takes a bool here: a callback needs one text file")
             return corpus_ids.write_npy(
                 self,
-                documents.corpus_paths(path),
+                paths,
                 out_path,
                 text_field=text_field,
                 separator=corpus_ids.separator_id(self, document_separator),
@@ -674,6 +676,19 @@ class Tokenizer:
                 threads=_threads(threads),
                 progress=progress,
             )
+        return self._encode_text_file(path, out_path, allowed, disallowed, threads, progress)
+
+    def _encode_text_file(
+        self,
+        path: str,
+        out_path: str,
+        allowed: frozenset[str],
+        disallowed: frozenset[str],
+        threads: int | None,
+        progress: bool | Callable[[int, int], object] | None,
+    ) -> int:
+        """``encode_file`` of one plain-text file, its checks done: also how a corpus's text
+        files are encoded (``corpus_ids``), which checks the corpus once, not each file."""
         if self._run is not None:
             if not self._run.core_exact:
                 return pipeline_mod.encode_file(self, path, out_path, allowed, disallowed)

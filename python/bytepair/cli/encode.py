@@ -11,7 +11,7 @@ import contextlib
 import itertools
 import sys
 
-from bytepair import documents, token_shards
+from bytepair import corpus_check, documents, token_shards
 from bytepair.cli import arguments
 from bytepair.cli.io import (
     UsageError,
@@ -138,6 +138,8 @@ def _encode(args) -> int:
     # keeps only the text after its last safe cut (docs/design.md).
     args.input = inputs[0] if inputs else None
     stdin = args.input is None
+    if not stdin:
+        corpus_check.check_read_as_text([args.input])
     with contextlib.nullcontext(sys.stdin.buffer) if stdin else open(args.input, "rb") as src:
         chunks = iter(lambda: src.read(1 << 20), b"")
         ids = tok.encode_iterable(chunks, **special_policy(args))
