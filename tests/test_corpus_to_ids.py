@@ -403,3 +403,23 @@ def test_a_text_files_ids_are_read_back_in_flat_memory(tmp_path):
         assert n == path.stat().st_size + 1
         peaks.append(peak)
     assert peaks[1] <= peaks[0] + 16_000, peaks
+
+
+def test_progress_moves_through_a_text_file_as_it_is_encoded(tmp_path):
+    """A text file in a corpus reports its bytes as the core encodes them (1 MB at a time),
+    not once at the end: a bar over one large text file is not stuck at 0% for its whole
+    run. The last report is the corpus's size on disk."""
+    from bytepair import Tokenizer
+
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>"])
+    (tmp_path / "a.jsonl").write_text('{"text": "first"}\n')
+    (tmp_path / "b.txt").write_bytes(b"the ids of one byte each \n" * 160_000)  # 4.16 MB
+    first = os.path.getsize(tmp_path / "a.jsonl")
+    total = first + os.path.getsize(tmp_path / "b.txt")
+    reports: list[int] = []
+    paths = [str(tmp_path / "a.jsonl"), str(tmp_path / "b.txt")]
+    for _ in corpus_ids.stream(tok, paths, separator=256, on_progress=reports.append):
+        pass
+    inside = [r for r in reports if first < r < total]
+    assert len(inside) >= 3, reports
+    assert reports == sorted(reports) and reports[-1] == total, reports

@@ -93,17 +93,22 @@ def stream(
     first = start
     for index in range(start.file, len(paths)):
         path = paths[index]
+        extent = max(documents.size(path), 1)
+
+        def report(reached: int, before=done_before, weight=weights[index], extent=extent):
+            """Progress at position ``reached`` of this file (a byte, or a Parquet row)."""
+            if on_progress is not None:
+                on_progress(before + weight * min(reached, extent) // extent)
+
         if documents.kind(path) == "text":
-            pieces = _text_file(tok, path, first, separator, policy, threads, scratch_for)
+            pieces = _text_file(tok, path, first, separator, policy, threads, scratch_for, report)
         else:
             pieces = _document_file(tok, path, first, text_field, separator, policy, threads)
-        extent = max(documents.size(path), 1)
         following = first.document
         for piece, reached in pieces:
             yield piece
             following = piece.positions[-1].document + 1
-            if on_progress is not None:
-                on_progress(done_before + weights[index] * min(reached, extent) // extent)
+            report(reached)
         done_before += weights[index]
         first = Position(index + 1, 0, following)
 
@@ -127,13 +132,18 @@ def _document_file(tok, path, first, text_field, separator, policy, threads):
         yield Piece(ids, ends, positions), chunk.end
 
 
-def _text_file(tok, path, first, separator, policy, threads, scratch_for):
+def _text_file(tok, path, first, separator, policy, threads, scratch_for, report):
     import numpy
 
     allowed, disallowed = policy
     scratch = atomic.temp_path(scratch_for or path)
     try:
-        tok._encode_text_file(path, scratch, allowed, disallowed, threads or None, False)
+        # The core reports its bytes as it encodes them (a large file is most of a run);
+        # the slices read back after it are of a file already encoded.
+        def progress(done: int, total: int) -> None:
+            report(done)
+
+        tok._encode_text_file(path, scratch, allowed, disallowed, threads or None, progress)
         with NpyReader(scratch) as ids:
             total = len(ids) + (separator is not None)
             done = first.skip
@@ -144,8 +154,7 @@ def _text_file(tok, path, first, separator, policy, threads, scratch_for):
                     part = numpy.append(part, numpy.uint32(separator))
                 position = Position(first.file, 0, first.document, done)
                 last = end == total
-                reached = os.path.getsize(path) if last else 0
-                yield Piece(part, [len(part)], [position], last), reached
+                yield Piece(part, [len(part)], [position], last), os.path.getsize(path)
                 if last:
                     break
                 done = end
