@@ -175,3 +175,28 @@ def test_bar_shows_on_a_terminal_that_reports_no_size(monkeypatch):
         shown = _drain(leader).decode("utf-8", "replace")
     os.close(leader)
     assert "counting:  50%|" in shown, repr(shown)
+
+
+def test_cli_streaming_encode_draws_a_bar_over_its_input(tmp_path, monkeypatch):
+    """`bytepair encode FILE -o ids.txt` (and stdin redirected from a file) streams the file
+    through encode_iterable: on a terminal, a bar over the file's bytes, to 100% of its
+    size (12,000 bytes: 12.0k); with -q none."""
+    import warnings
+
+    from bytepair import cli
+
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"hello world\n" * 1000)
+    tok = tmp_path / "tok.json"
+    _bytes_tokenizer().save(tok)
+    for name, quiet, stdin in (("a", [], False), ("b", ["-q"], False), ("c", [], True)):
+        err = _Terminal()
+        monkeypatch.setattr(sys, "stderr", err)
+        args = ["encode", "-t", str(tok), "-o", str(tmp_path / f"{name}.txt"), *quiet]
+        with open(src, "rb") as f:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(f))
+            assert cli.main(args if stdin else [*args, str(src)]) == 0
+        shown = err.getvalue()
+        assert ("100%|" in shown and "12.0k/12.0k" in shown) == (not quiet), shown
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "c.txt").read_bytes()

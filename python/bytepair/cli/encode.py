@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
+import stat
 import sys
 
 from bytepair import corpus_check, documents, token_shards
@@ -25,6 +27,7 @@ from bytepair.cli.io import (
     write_output,
 )
 from bytepair.errors import DisallowedSpecialError
+from bytepair.progress import Bar
 
 
 def add_parsers(sub, parents: arguments.Parents) -> None:
@@ -140,19 +143,43 @@ def _encode(args) -> int:
     stdin = args.input is None
     if not stdin:
         corpus_check.check_read_as_text([args.input])
+    # A bar over the input's bytes on stderr, unless the ids go to that terminal too.
+    show = show_progress(args) and not (is_stdout(args.output) and sys.stdout.isatty())
     with contextlib.nullcontext(sys.stdin.buffer) if stdin else open(args.input, "rb") as src:
-        chunks = iter(lambda: src.read(1 << 20), b"")
-        ids = tok.encode_iterable(chunks, **special_policy(args))
+        name = "stdin" if stdin else os.path.basename(args.input)
+        with Bar(name, total=_regular_size(src), unit="B", enabled=show) as bar:
 
-        def lines():
-            sep = b""
-            while part := list(itertools.islice(ids, 1 << 16)):
-                yield sep + " ".join(map(str, part)).encode("ascii")
-                sep = b" "
-            yield b"\n"
+            def chunks():
+                done = 0
+                while block := src.read(1 << 20):
+                    done += len(block)
+                    bar.update(done)
+                    yield block
 
-        write_output(args.output, lines())
+            _write_ids(args.output, tok.encode_iterable(chunks(), **special_policy(args)))
     return 0
+
+
+def _regular_size(src) -> int | None:
+    """The size of the file ``src`` reads, or None for a pipe or terminal (no ETA then)."""
+    try:
+        st = os.fstat(src.fileno())
+    except (OSError, ValueError):  # no descriptor (a stream in memory)
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def _write_ids(output: str | None, ids) -> None:
+    """``ids`` as one line of space-separated decimals, written as they come."""
+
+    def lines():
+        sep = b""
+        while part := list(itertools.islice(ids, 1 << 16)):
+            yield sep + " ".join(map(str, part)).encode("ascii")
+            sep = b" "
+        yield b"\n"
+
+    write_output(output, lines())
 
 
 def parse_ids(data: bytes, source: str) -> list[int]:
