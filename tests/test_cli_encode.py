@@ -322,3 +322,15 @@ def test_encode_warns_of_a_compressed_file_read_as_plain_text(tmp_path, en_tok):
         err = proc.stderr.decode()
         assert err.startswith("bytepair: warning: c.jsonl.gz is gzip-compressed"), err
         assert "gunzip" in err and err.count("\n") == 1, err
+
+
+def test_a_directory_or_glob_streamed_as_text_is_a_usage_error_naming_the_fix(tmp_path, en_tok):
+    """`encode DIR` or `encode 'DIR/*.txt'` to stdout or a text file: the input is not one
+    file to stream, so the error names the outputs that take it (not 'Is a directory')."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.txt").write_text("one document")
+    for corpus in (tmp_path / "data", tmp_path / "data" / "*.txt"):
+        for out in ([], ["-o", tmp_path / "ids.txt"]):
+            proc = run("encode", "-t", en_tok, corpus, *out)
+            assert_usage_error(proc, str(corpus), "-o FILE.npy", "--shard-tokens N -o DIR")
+    assert not (tmp_path / "ids.txt").exists()

@@ -8,6 +8,7 @@ ids, or a ``.npy`` array) and back, byte for byte.
 from __future__ import annotations
 
 import contextlib
+import glob
 import itertools
 import os
 import stat
@@ -136,6 +137,17 @@ def _encode(args) -> int:
         raise UsageError(
             "several inputs, .jsonl/.parquet files and --document-separator need "
             "-o FILE.npy or --shard-tokens N -o DIR"
+        )
+    if (
+        inputs
+        and not os.path.isfile(inputs[0])
+        and (os.path.isdir(inputs[0]) or glob.has_magic(inputs[0]))
+    ):
+        # Not one file to stream: a directory or glob is a corpus, as encode_file reads it.
+        raise UsageError(
+            f"{inputs[0]} is a {'directory' if os.path.isdir(inputs[0]) else 'glob'}: a "
+            "corpus of files needs -o FILE.npy or --shard-tokens N -o DIR; ids as text "
+            "stream one file or stdin"
         )
     # Read, encode and write 1 MB at a time, so input of any size fits in memory: the stream
     # keeps only the text after its last safe cut (docs/design.md).
