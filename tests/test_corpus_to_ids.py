@@ -423,3 +423,31 @@ def test_progress_moves_through_a_text_file_as_it_is_encoded(tmp_path):
     inside = [r for r in reports if first < r < total]
     assert len(inside) >= 3, reports
     assert reports == sorted(reports) and reports[-1] == total, reports
+
+
+def test_a_run_killed_once_its_first_shard_is_whole_resumes(tmp_path, monkeypatch):
+    """A run stopped after its first shard was renamed into place, before the next ids came
+    (the shard ended with a piece), left shard_00000.npy and no state: the rerun refused the
+    directory as another run's. It resumes, to the documents' bytes each followed by <s>."""
+    from bytepair import Tokenizer
+
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>"])
+    texts = ["abcd", "efgh", "ij"]
+    _jsonl(tmp_path / "a.jsonl", texts)
+    real = corpus_ids.stream
+
+    def one_piece(*a, **kw):
+        yield next(real(*a, **kw))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(documents, "CHUNK_BYTES", 1)  # a piece per document: 5 ids
+    monkeypatch.setattr(corpus_ids, "stream", one_piece)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        token_shards.write(tok, tmp_path / "a.jsonl", out, 5, document_separator="<s>")
+    assert (out / "shard_00000.npy").exists()
+    monkeypatch.setattr(corpus_ids, "stream", real)
+    index = token_shards.write(tok, tmp_path / "a.jsonl", out, 5, document_separator="<s>")
+    got = numpy.concatenate([numpy.load(out / s["file"]) for s in index["shards"]])
+    assert got.tolist() == [*b"abcd", 256, *b"efgh", 256, *b"ij", 256]
+    assert numpy.load(out / "documents.npy").tolist() == [0, 5, 10]

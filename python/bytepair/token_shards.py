@@ -102,6 +102,18 @@ def write(
         total_bytes = sum(os.path.getsize(p) for p in paths)
         show = shown(progress)
         shard = None
+        recorded_state = state is not None
+
+        def close(shard: NpyWriter) -> None:
+            """Renames a whole shard into place; the first of a new run only once a state
+            is recorded, so that a run stopped right after it (before the next ids, or the
+            index) resumes, rather than leave a shard that looks like another run's."""
+            nonlocal recorded_state
+            if not recorded_state:
+                _save_state(out_dir, run, [], 0, start)
+                recorded_state = True
+            shard.__exit__(None, None, None)
+
         try:
             with Bar("encoding", total=total_bytes, unit="B", enabled=show) as bar:
                 pending = False  # a shard closed; the next one's first position is not known
@@ -139,12 +151,12 @@ def write(
                         at += take
                         written += take
                         if shard.count == shard_tokens:
-                            shard.__exit__(None, None, None)
+                            close(shard)
                             shards.append(_shard_entry(len(shards), shard_tokens, written))
                             shard, pending = None, True
                     recorded += len(begins)
                 if shard is not None:
-                    shard.__exit__(None, None, None)
+                    close(shard)
                     shards.append(_shard_entry(len(shards), shard.count, written))
                     shard = None
         except BaseException as e:
