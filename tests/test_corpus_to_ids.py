@@ -451,3 +451,30 @@ def test_a_run_killed_once_its_first_shard_is_whole_resumes(tmp_path, monkeypatc
     got = numpy.concatenate([numpy.load(out / s["file"]) for s in index["shards"]])
     assert got.tolist() == [*b"abcd", 256, *b"efgh", 256, *b"ij", 256]
     assert numpy.load(out / "documents.npy").tolist() == [0, 5, 10]
+
+
+def test_an_empty_document_at_a_shard_boundary_keeps_its_start_on_resume(tmp_path, monkeypatch):
+    """Without a separator an empty document has no ids. One that begins a shard was left
+    out of the resume state's position (the next document's) while its start was not yet
+    counted, so a resumed run lost it from documents.npy. By hand: 4, 4, 0, 2, 2 bytes."""
+    from bytepair import Tokenizer
+
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    _jsonl(tmp_path / "a.jsonl", ["abcd", "efgh", "", "ij", "kl"])
+    real = corpus_ids.stream
+
+    def dying(*a, **kw):  # pieces: [abcd], [efgh], ["", ij], [kl]; stops before the last
+        for i, piece in enumerate(real(*a, **kw)):
+            if i == 3:
+                raise KeyboardInterrupt
+            yield piece
+
+    monkeypatch.setattr(documents, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(corpus_ids, "stream", dying)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        token_shards.write(tok, tmp_path / "a.jsonl", out, 8)
+    monkeypatch.setattr(corpus_ids, "stream", real)
+    index = token_shards.write(tok, tmp_path / "a.jsonl", out, 8)
+    assert numpy.load(out / "documents.npy").tolist() == [0, 4, 8, 8, 10]
+    assert index["documents"] == 5

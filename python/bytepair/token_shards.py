@@ -181,13 +181,15 @@ def _shard_entry(number: int, tokens: int, written: int) -> dict:
 
 
 def _position_of(piece: corpus_ids.Piece, at: int) -> Position:
-    """The position of ``piece.ids[at]``: its document, and how many of its ids precede."""
-    j = bisect.bisect_right(piece.ends, at)
-    if j == len(piece.positions):  # at the end of an unfinished last document
+    """The position of ``piece.ids[at]``: its document, and how many of its ids precede.
+    Where documents begin at ``at``, the first of them: an empty one (no ids, no
+    separator) comes before the next, as ``write`` counts the documents begun."""
+    begins = [0, *piece.ends[:-1]]
+    j = bisect.bisect_left(begins, at)
+    if j == len(begins) or begins[j] != at:  # inside the document before
         j -= 1
-    begin = piece.ends[j - 1] if j else 0
     p = piece.positions[j]
-    return Position(p.file, p.start, p.document, (p.skip if j == 0 else 0) + at - begin)
+    return Position(p.file, p.start, p.document, (p.skip if j == 0 else 0) + at - begins[j])
 
 
 def _run(tok, paths, shard_tokens, text_field, separator, policy) -> dict:
