@@ -334,3 +334,34 @@ def test_a_directory_or_glob_streamed_as_text_is_a_usage_error_naming_the_fix(tm
             proc = run("encode", "-t", en_tok, corpus, *out)
             assert_usage_error(proc, str(corpus), "-o FILE.npy", "--shard-tokens N -o DIR")
     assert not (tmp_path / "ids.txt").exists()
+
+
+def test_a_pipe_as_input_streams_every_byte(tmp_path, en_tok):
+    """`encode <(zcat c.gz)`, a pipe named as the input, streams like stdin: the ids decode
+    to every byte written into it (the check for compressed files must not read it first:
+    what it read would be gone)."""
+    import contextlib
+    import threading
+
+    data = ROUND_TRIP * 200
+    fifo = tmp_path / "in.txt"
+    os.mkfifo(fifo)
+
+    def feed():
+        with contextlib.suppress(BrokenPipeError):  # a reader that gave up
+            fifo.write_bytes(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    cmd = [sys.executable, "-m", "bytepair", "encode", "-t", str(en_tok), str(fifo)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # A second open of the pipe, after the writer has closed it, would wait forever.
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        if writer.is_alive():  # never opened: a reader of our own lets the writer go
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join()
+    assert proc.returncode == 0, err.decode()
+    assert bytepair.Tokenizer.load(en_tok).decode_bytes(map(int, out.split())) == data

@@ -181,7 +181,9 @@ def check_read_as_text(paths: Sequence[str], stacklevel: int = 2) -> None:
     compressed or JSON Lines, for at most ``MAX_FILES`` of them spread over the list:
     encoding's check, whose ids are the file's bytes as they are (training checks the same
     in ``check_files``, with the text's encoding)."""
-    for path in _spread([p for p in paths if documents.kind(p) == "text"]):
+    # Regular files only: reading the head of a pipe (``<(zcat c.gz)``) would consume it.
+    text = [p for p in paths if documents.kind(p) == "text" and os.path.isfile(p)]
+    for path in _spread(text):
         try:
             with open(path, "rb") as f:
                 head = f.read(BLOCK_BYTES)
