@@ -49,3 +49,27 @@ def test_an_unreadable_subdirectory_is_an_error_naming_it(tmp_path, monkeypatch)
     with pytest.raises(CorpusError, match=r"corpus directory '.*/locked' cannot be read"):
         documents.corpus_paths(data / "locked")  # not "a directory that holds no files"
     assert not (tmp_path / "ids.npy").exists()
+
+
+def test_a_pipe_or_dangling_link_in_a_corpus_is_an_error_naming_it(tmp_path):
+    """A named pipe under a corpus directory (or matched by its glob) was listed as a file
+    and reading it waited forever for a writer; a symbolic link to nothing failed later
+    with the bare OSError of whoever touched it first. Each is a CorpusError naming it,
+    never a file silently left out; a pipe named alone is not said not to exist."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.txt").write_text("a")
+    os.mkfifo(data / "b.txt")
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    for corpus in (data, data / "*.txt"):
+        with pytest.raises(CorpusError, match=r"'.*/data/b\.txt' is not a regular file"):
+            documents.corpus_paths(corpus)
+        with pytest.raises(CorpusError, match=r"'.*/data/b\.txt' is not a regular file"):
+            tok.encode_file(corpus, tmp_path / "ids.npy")
+    with pytest.raises(CorpusError, match=r"'.*/data/b\.txt' is not a regular file.*a pipe"):
+        documents.corpus_paths(data / "b.txt")
+    os.unlink(data / "b.txt")
+    (data / "c.txt").symlink_to(tmp_path / "gone.txt")
+    with pytest.raises(CorpusError, match=r"'.*/data/c\.txt' is a symbolic link to nothing"):
+        documents.corpus_paths(data)
+    assert not (tmp_path / "ids.npy").exists()

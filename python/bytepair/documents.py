@@ -21,6 +21,7 @@ import fnmatch
 import glob
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -74,8 +75,31 @@ def corpus_paths(corpus: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
                 raise not_found(path)
             paths.extend(found)
         else:
-            raise not_found(path)
+            paths.append(path)
+    for path in paths:
+        _check_regular(path)
     return paths
+
+
+def _check_regular(path: str) -> None:
+    """A CorpusError unless ``path`` is a regular file (or a link to one): a pipe, socket
+    or device would be waited on or misread, a dangling link fail in whatever touched it."""
+    if os.path.isfile(path):
+        return
+    if os.path.islink(path) and not os.path.exists(path):
+        raise CorpusError(
+            f"corpus file {path!r} is a symbolic link to nothing ({os.readlink(path)!r}): "
+            f"fix the link or remove it"
+        )
+    if not os.path.exists(path):
+        raise not_found(path)
+    mode = os.stat(path).st_mode
+    what = "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    raise CorpusError(
+        f"corpus file {path!r} is not a regular file but {what}, which a corpus cannot be "
+        f"read from (its files are measured, memory-mapped and resumed): write it to a file "
+        f"first, or stream it to text ids with bytepair encode and no -o FILE.npy"
+    )
 
 
 def not_found(path: str) -> CorpusError:
