@@ -478,3 +478,42 @@ def test_an_empty_document_at_a_shard_boundary_keeps_its_start_on_resume(tmp_pat
     index = token_shards.write(tok, tmp_path / "a.jsonl", out, 8)
     assert numpy.load(out / "documents.npy").tolist() == [0, 4, 8, 8, 10]
     assert index["documents"] == 5
+
+
+# Reads every document of a Parquet file (sys.argv[1]), then prints how many and the peak
+# RSS in KB: VmHWM, not ru_maxrss, which keeps the peak of the process that forked it.
+PEAK_OF_PARQUET = """
+import re, sys
+from bytepair import documents
+n = sum(len(chunk.texts) for chunk in documents.read_chunks(sys.argv[1]))
+status = open("/proc/self/status").read()
+print(n, re.search(r"VmHWM:\\s+(\\d+)", status).group(1))
+"""
+
+
+def test_a_large_row_group_is_read_in_batches(tmp_path):
+    """pyarrow writes up to 1M rows to a row group by default: gigabytes of web text. The
+    rows of one 40 MB group, read as Python strings all at once, cost ~4x the group;
+    read in batches, less than the group more than the same rows in 40 groups."""
+    import subprocess
+    import sys
+
+    texts = [f"document {i} " + "lorem ipsum dolor sit amet " * 40 for i in range(40_000)]
+    size = sum(map(len, texts))
+    assert size > 40_000_000
+    peaks = []
+    for groups in (40, 1):
+        path = tmp_path / f"{groups}.parquet"
+        pq.write_table(pa.table({"text": texts}), path, row_group_size=len(texts) // groups)
+        assert pq.ParquetFile(path).metadata.num_row_groups == groups
+        out = subprocess.run(
+            [sys.executable, "-c", PEAK_OF_PARQUET, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        n, peak = map(int, out.stdout.split())
+        assert n == len(texts)
+        peaks.append(peak)
+    assert peaks[1] <= peaks[0] + size // 1000, (peaks, size)

@@ -341,6 +341,10 @@ def _parquet_file(path: str):
         raise CorpusError(f"{path}: not a readable Parquet file ({e})") from None
 
 
+#: Rows per batch read from a Parquet row group: a few MB of typical documents.
+_BATCH_ROWS = 1024
+
+
 def _parquet(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterator[Chunk]:
     import pyarrow as pa
 
@@ -360,24 +364,30 @@ def _parquet(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterat
         if row + rows <= start:
             row += rows
             continue
-        column = pf.read_row_group(group, columns=[text_field]).column(0)
-        values = column.to_pylist()
-        first = max(start - row, 0)
         texts: list[str] = []
         starts: list[int] = []
         held = 0
-        for i in range(first, rows):
-            text = values[i]
-            if text is None:
-                raise CorpusError(
-                    f"{path}: row {row + i} has no text (null) in column {text_field!r}"
-                )
-            texts.append(text)
-            starts.append(row + i)
-            held += len(text)
-            if held >= chunk_bytes:
-                yield Chunk(texts, starts, row + i + 1)
-                texts, starts, held = [], [], 0
+        at = row  # the row of the batch's first value
+        # In batches, not the group's column as Python strings at once: pyarrow writes up
+        # to 1M rows to a group by default, gigabytes of web text, and the strings cost
+        # several times the group (tests/test_corpus_to_ids.py).
+        batches = pf.iter_batches(_BATCH_ROWS, row_groups=[group], columns=[text_field])
+        for batch in batches:
+            first = max(start - at, 0)
+            values = batch.column(0).to_pylist() if first < batch.num_rows else []
+            for i in range(first, len(values)):
+                text = values[i]
+                if text is None:
+                    raise CorpusError(
+                        f"{path}: row {at + i} has no text (null) in column {text_field!r}"
+                    )
+                texts.append(text)
+                starts.append(at + i)
+                held += len(text)
+                if held >= chunk_bytes:
+                    yield Chunk(texts, starts, at + i + 1)
+                    texts, starts, held = [], [], 0
+            at += batch.num_rows
         if texts:
             yield Chunk(texts, starts, row + rows)
         row += rows
