@@ -128,6 +128,21 @@ def test_a_bad_json_line_names_file_and_line(tmp_path, o200k, line, message):
     assert os.listdir(tmp_path) == ["c.jsonl"]  # and no temporary left behind
 
 
+def test_a_json_line_that_is_not_utf8_is_named_as_such(tmp_path, o200k):
+    # JSON Lines are UTF-8 (jsonlines.org); json.loads on bytes would guess UTF-16 from
+    # the first bytes and report a UTF-16 decoding error instead.
+    _, tok = o200k
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"text": "fine"}\n\xff\xfe{"text": "x"}\n')
+    with pytest.raises(CorpusError, match=r"c\.jsonl:2: not valid UTF-8 at byte 0 of the line"):
+        tok.encode_file(path, tmp_path / "o.npy")
+    # A UTF-8 byte order mark before the first line is read as without it, as by json.load.
+    path.write_bytes(b'\xef\xbb\xbf{"text": "one"}\n{"text": "two"}\n')
+    tok.encode_file(path, tmp_path / "o.npy")
+    enc, _ = o200k
+    assert numpy.load(tmp_path / "o.npy").tolist() == _expected(enc, ["one", "two"])
+
+
 def test_blank_json_lines_hold_no_document(tmp_path, o200k):
     enc, tok = o200k
     path = tmp_path / "c.jsonl"
@@ -156,6 +171,26 @@ def test_parquet_errors_name_the_column(tmp_path, o200k):
         tok.encode_file(tmp_path / "c.parquet", tmp_path / "o.npy")
 
 
+def test_parquet_text_as_dictionary_or_string_view_is_read(tmp_path, o200k):
+    # pandas writes a category column as dictionary<string>; newer writers use
+    # string_view. Both hold strings, read as the plain column.
+    enc, tok = o200k
+    texts = ["the cat", "sat", "the cat"]
+    columns = {
+        "dict": pa.array(texts).dictionary_encode(),
+        "view": pa.array(texts, type=pa.string_view()),
+        "large": pa.array(texts, type=pa.large_string()),
+    }
+    for name, column in columns.items():
+        pq.write_table(pa.table({"text": column}), tmp_path / f"{name}.parquet")
+        tok.encode_file(tmp_path / f"{name}.parquet", tmp_path / f"{name}.npy")
+        assert numpy.load(tmp_path / f"{name}.npy").tolist() == _expected(enc, texts), name
+    numbers = pa.array([1, 2]).dictionary_encode()  # Parquet keeps a dictionary of strings only
+    pq.write_table(pa.table({"text": numbers}), tmp_path / "n.parquet")
+    with pytest.raises(CorpusError, match="column 'text' holds int64, expected strings"):
+        tok.encode_file(tmp_path / "n.parquet", tmp_path / "n.npy")
+
+
 def test_text_field_and_separator_are_checked(tmp_path, o200k):
     enc, tok = o200k
     _jsonl(tmp_path / "a.jsonl", ["x", "y"], field="content")
@@ -165,6 +200,8 @@ def test_text_field_and_separator_are_checked(tmp_path, o200k):
         tok.encode_file(tmp_path / "a.jsonl", tmp_path / "o.npy", document_separator="<sep>")
     with pytest.raises(CorpusError, match="matches no files"):
         tok.encode_file(tmp_path / "*.parquet", tmp_path / "o.npy")
+    with pytest.raises(TypeError, match="text_field must be a str naming the field, got 5"):
+        tok.encode_file(tmp_path / "a.jsonl", tmp_path / "o.npy", text_field=5)
 
 
 def _shard(tok, src, out, n, **kw):

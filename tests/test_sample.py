@@ -150,9 +150,7 @@ def test_separators_across_reads_are_found(tmp_path, monkeypatch, read_bytes):
     path = tmp_path / "c.txt"
     path.write_bytes(data)
     sep = EOT.encode()
-    assert sample.sample([path], None, separator=EOT).documents() == _documents_by_hand(
-        data, sep
-    )
+    assert sample.sample([path], None, separator=EOT).documents() == _documents_by_hand(data, sep)
     for start, end in [(3, len(data)), (0, 40), (20, 71), (5, 5)]:
         got = sample.sample([Shard(str(path), start, end, len(data), 0)], None, separator=EOT)
         assert got.documents() == _documents_by_hand(data[start:end], sep), (start, end)

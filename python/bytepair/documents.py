@@ -239,6 +239,8 @@ def read_chunks(
     reader = {"jsonl": _jsonl, "parquet": _parquet}.get(kind(path))
     if reader is None:  # plain text is read by the core, memory-mapped
         raise ValueError(f"{path} is plain text: read_chunks reads .jsonl and .parquet files")
+    if not isinstance(text_field, str):
+        raise TypeError(f"text_field must be a str naming the field, got {text_field!r}")
     return reader(path, text_field, start, chunk_bytes or CHUNK_BYTES)
 
 
@@ -293,9 +295,17 @@ _NAMED_BY = "with text_field=, or --text-field on the command line"
 
 def _jsonl_text(path: str, lineno: int, line: bytes, text_field: str) -> str:
     where = f"{path}:{lineno}"
+    # Decoded here, not by json.loads: given bytes it guesses UTF-16 or UTF-32 from the
+    # first bytes, and JSON Lines are UTF-8 (a byte order mark allowed before the first).
+    try:
+        line = line.decode("utf-8-sig" if lineno == 1 else "utf-8")
+    except UnicodeDecodeError as e:
+        raise CorpusError(
+            f"{where}: not valid UTF-8 at byte {e.start} of the line; JSON Lines are UTF-8"
+        ) from None
     try:
         obj = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except json.JSONDecodeError as e:
         raise CorpusError(f"{where}: not valid JSON ({e}); expected one object per line") from None
     if not isinstance(obj, dict):
         raise CorpusError(f"{where}: a JSON {json_type(obj)}, expected an object")
@@ -345,9 +355,22 @@ def _parquet_file(path: str):
 _BATCH_ROWS = 1024
 
 
-def _parquet(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterator[Chunk]:
+def _holds_strings(column_type) -> bool:
+    """Whether a Parquet column's values read as Python strings: the string types, and a
+    dictionary of strings (what pandas writes for a category column)."""
     import pyarrow as pa
 
+    if pa.types.is_dictionary(column_type):
+        column_type = column_type.value_type
+    return (
+        pa.types.is_string(column_type)
+        or pa.types.is_large_string(column_type)
+        # string_view came in pyarrow 16; the extra asks for 14 or later.
+        or getattr(pa.types, "is_string_view", lambda _: False)(column_type)
+    )
+
+
+def _parquet(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterator[Chunk]:
     pf = _parquet_file(path)
     schema = pf.schema_arrow
     if text_field not in schema.names:
@@ -356,7 +379,7 @@ def _parquet(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterat
             f"{', '.join(map(repr, schema.names))} (name the text column {_NAMED_BY})"
         )
     column_type = schema.field(text_field).type
-    if not (pa.types.is_string(column_type) or pa.types.is_large_string(column_type)):
+    if not _holds_strings(column_type):
         raise CorpusError(f"{path}: column {text_field!r} holds {column_type}, expected strings")
     row = 0
     for group in range(pf.metadata.num_row_groups):
