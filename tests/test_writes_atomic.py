@@ -6,6 +6,7 @@ of a writer that was killed."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import stat
@@ -170,3 +171,41 @@ def test_sigkill_leaves_a_temporary_that_the_next_run_removes(tmp_path):
     (tmp_path / "small.txt").write_text("hi")
     Tokenizer(BYTES, []).encode_file(tmp_path / "small.txt", out)
     assert os.listdir(out.parent) == ["ids.npy"]
+
+
+def test_every_rename_is_made_durable_by_syncing_its_directory(tmp_path, tok, monkeypatch):
+    # A file's fsync does not record its new name: after a power cut the directory could
+    # still list the old file. Each writer's rename must be followed by the directory's.
+    events = []
+    real_replace, real_fsync = os.replace, os.fsync
+
+    def replace(src, dst):
+        real_replace(src, dst)
+        events.append(("rename", os.path.abspath(dst)))
+
+    def fsync(fd):
+        real_fsync(fd)
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "fsync", fsync)
+    (tmp_path / "in.txt").write_text("hello there <s> and more\n" * 50)
+    tok.save(tmp_path / "t.json")
+    tok.encode_file(tmp_path / "in.txt", tmp_path / "ids.npy", progress=False)
+    from bytepair import token_shards
+
+    shards = tmp_path / "shards"
+    token_shards.write(tok, tmp_path / "in.txt", shards, 300, progress=False)
+    renames = [i for i, (kind, _) in enumerate(events) if kind == "rename"]
+    assert len(renames) >= 6  # t.json, ids.npy, progress, shards, documents.npy, index.json
+    for i in renames:
+        directory = os.path.dirname(events[i][1])
+        assert events[i + 1] == ("fsync", directory), events[i : i + 2]
+    # The document starts are on disk before each state that counts them: every state
+    # after the first (0 documents) follows an fsync of the starts since the one before.
+    progress = str(shards / ".progress.json")
+    states = [i for i in renames if events[i][1] == progress]
+    assert len(states) >= 3
+    starts = ("fsync", str(shards / ".documents.partial"))
+    for before, state in itertools.pairwise(states):
+        assert starts in events[before:state]

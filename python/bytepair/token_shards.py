@@ -139,7 +139,10 @@ def write(
                     at = 0
                     while at < len(ids):
                         if pending:
+                            # On disk before the state that counts them, so that a run
+                            # cut off by a power loss resumes instead of being refused.
                             starts_file.flush()
+                            os.fsync(starts_file.fileno())
                             below = recorded + bisect.bisect_left(begins, written)
                             _save_state(out_dir, run, shards, below, _position_of(piece, at))
                             pending = False

@@ -1,7 +1,8 @@
 """Atomic writes: a crash or a full disk never leaves half a file in place.
 
 Each file is written to a temporary file beside its destination (so the rename stays on
-one filesystem), flushed to disk, then renamed over the destination. Replacing an existing
+one filesystem), flushed to disk, then renamed over the destination, and the directory
+flushed too, so that the new name survives a power cut. Replacing an existing
 file keeps its permission bits; a symbolic link has its target replaced, not the link. A
 failure removes the temporary file and names the destination, not the temporary.
 
@@ -171,6 +172,19 @@ def commit(tmp: str, real: str, path: str | os.PathLike) -> None:
     except OSError as e:
         discard(tmp)
         raise _named(e, path) from None
+    _sync_directory(os.path.dirname(real), path)
+
+
+def _sync_directory(directory: str, path: str | os.PathLike) -> None:
+    """Makes a rename in ``directory`` durable: the file's own fsync does not record its
+    new name, and after a power cut the directory could still list the old file."""
+    fd = os.open(directory or ".", os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        raise _named(e, path) from None
+    finally:
+        os.close(fd)
 
 
 def discard(tmp: str) -> None:
