@@ -208,7 +208,9 @@ def test_encode_jsonl_to_npy_and_to_resumable_shards(tmp_path, en_tok):
     assert numpy.concatenate(got).tolist() == want
     assert all(len(g) == 16 for g in got[:-1]) and index["documents"] == 4
     ok(run(*args, "--shard-tokens", 16, "-o", tmp_path / "out", *common))  # done: no work
-    assert_usage_error(run(*args, "-o", tmp_path / "x.npy", *common), "one input")
+    ok(run(*args, "-o", tmp_path / "x.npy", *common))  # several inputs, in their order
+    assert numpy.load(tmp_path / "x.npy").tolist() == want
+    assert_usage_error(run("encode", "-t", en_tok, "-o", tmp_path / "s.npy"), "not stdin")
     assert_usage_error(run(*args, "--shard-tokens", 16, *common), "-o DIR")
     # Without --text-field the field is missing: the error names the line, the fields there
     # and the option.

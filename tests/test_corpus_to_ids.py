@@ -143,6 +143,24 @@ def test_a_json_line_that_is_not_utf8_is_named_as_such(tmp_path, o200k):
     assert numpy.load(tmp_path / "o.npy").tolist() == _expected(enc, ["one", "two"])
 
 
+def test_encode_file_takes_a_list_of_files_directories_and_globs(tmp_path, o200k):
+    # As train does, and bytepair encode with several corpora: the files in the order given.
+    enc, tok = o200k
+    (tmp_path / "a.txt").write_text("first file")
+    _jsonl(tmp_path / "b.jsonl", ["second", "third"])
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "c.txt").write_text("fourth")
+    corpus = [tmp_path / "b.jsonl", str(tmp_path / "a.txt"), tmp_path / "d"]
+    tok.encode_file(corpus, tmp_path / "o.npy", document_separator=EOT)
+    want = _expected(enc, ["second", "third", "first file", "fourth"], enc.eot_token)
+    assert numpy.load(tmp_path / "o.npy").tolist() == want
+    tok.encode_file([tmp_path / "a.txt"], tmp_path / "one.npy")  # one text file, in a list
+    assert numpy.load(tmp_path / "one.npy").tolist() == enc.encode("first file")
+    with pytest.raises(CorpusError, match="is the input file"):
+        tok.encode_file(corpus, tmp_path / "a.txt")
+    assert (tmp_path / "a.txt").read_text() == "first file"
+
+
 def test_blank_json_lines_hold_no_document(tmp_path, o200k):
     enc, tok = o200k
     path = tmp_path / "c.jsonl"

@@ -616,7 +616,7 @@ class Tokenizer:
 
     def encode_file(
         self,
-        path: str | os.PathLike,
+        path: str | os.PathLike | Iterable[str | os.PathLike],
         out_path: str | os.PathLike,
         *,
         allowed_special: SpecialSet = "all",
@@ -630,7 +630,8 @@ class Tokenizer:
 
         ``path`` may also be a ``.jsonl`` file (one JSON object per line, the text in
         ``text_field``), a ``.parquet`` file (the column ``text_field``, read a row group at
-        a time), a directory or a glob (every file, sorted, ids concatenated). With
+        a time), a directory or a glob (every file, sorted), or a list of these (in its
+        order); the files' ids are concatenated. With
         ``document_separator`` (a special token), each document's ids are followed by its
         id; a plain-text file is one document.
 
@@ -657,12 +658,12 @@ class Tokenizer:
         [104, 105]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        path, out_path = os.fspath(path), os.fspath(out_path)
+        out_path = os.fspath(out_path)
         documents.check_output(path, out_path)
         paths = documents.corpus_paths(path)
         corpus_check.check_read_as_text(paths, stacklevel=3)  # the caller's line
         if document_separator is not None or not (
-            os.path.isfile(path) and documents.kind(path) == "text"
+            len(paths) == 1 and os.path.isfile(paths[0]) and documents.kind(paths[0]) == "text"
         ):
             if callable(progress):
                 raise TypeError("progress= takes a bool here: a callback needs one text file")
@@ -676,7 +677,7 @@ class Tokenizer:
                 threads=_threads(threads),
                 progress=progress,
             )
-        return self._encode_text_file(path, out_path, allowed, disallowed, threads, progress)
+        return self._encode_text_file(paths[0], out_path, allowed, disallowed, threads, progress)
 
     def _encode_text_file(
         self,

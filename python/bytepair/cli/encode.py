@@ -114,13 +114,12 @@ def _encode(args) -> int:
     check_output(args, args.output)  # second: --force would not make the above writable
     tok = load_tokenizer(args.tokenizer, arguments.load_options(args))
     if args.output and args.output.endswith(".npy"):
-        if len(inputs) != 1:
+        if not inputs:
             raise UsageError(
-                "encode -o FILE.npy takes one input file, directory or quoted glob, not "
-                + ("stdin" if not inputs else f"{len(inputs)}; for several, use --shard-tokens")
+                "encode -o FILE.npy reads files, directories or quoted globs, not stdin"
             )
         n = tok.encode_file(
-            inputs[0],
+            inputs,
             args.output,
             **special_policy(args),
             progress=show_progress(args),
