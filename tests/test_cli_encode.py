@@ -55,6 +55,13 @@ def test_encode_refuses_special_token_text_unless_told(en_tok):
     assert ok(run("decode", "-t", en_tok, input=as_text.stdout)).encode() == text
 
 
+def test_a_special_token_in_a_corpus_file_is_placed_by_line(tmp_path, en_tok):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "one"}\n{"text": "two<|endoftext|>"}\n')
+    out = run("encode", "-t", en_tok, corpus, "-o", tmp_path / "c.npy")
+    assert_usage_error(out, "c.jsonl:2: the input contains the special token", "--allow-special")
+
+
 def test_every_output_follows_the_special_flags(tmp_path, en_tok):
     """stdout, a text file, a .npy array and shards: special-token text is an error without
     a flag, the special token with --allow-special, plain text with --special-as-text."""

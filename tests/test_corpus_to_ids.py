@@ -161,6 +161,23 @@ def test_encode_file_takes_a_list_of_files_directories_and_globs(tmp_path, o200k
     assert (tmp_path / "a.txt").read_text() == "first file"
 
 
+def test_a_disallowed_special_token_is_placed_in_its_file(tmp_path):
+    # Found in a terabyte of files, the token alone does not say where to look.
+    from bytepair import Tokenizer
+
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["<s>", "<t>"])
+    (tmp_path / "a.txt").write_text("fine\nstill fine\nnot <t> fine\n<t>\n")
+    _jsonl(tmp_path / "b.jsonl", ["ok", "ok <t", "x <t> y"])
+    _parquet(tmp_path / "c.parquet", ["ok", "ok", "<t>"], row_group_size=2)
+    refused = {"allowed_special": {"<s>"}, "disallowed_special": "all"}
+    for name, where in [("a.txt", "a.txt:3"), ("b.jsonl", "b.jsonl:3"), ("c.parquet", "row 2")]:
+        with pytest.raises(DisallowedSpecialError, match=rf"{where}\b.*special token '<t>'"):
+            tok.encode_file(
+                [tmp_path / name], tmp_path / "o.npy", document_separator="<s>", **refused
+            )
+    assert not (tmp_path / "o.npy").exists()
+
+
 def test_blank_json_lines_hold_no_document(tmp_path, o200k):
     enc, tok = o200k
     path = tmp_path / "c.jsonl"

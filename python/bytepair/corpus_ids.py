@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from bytepair import documents, flat_batch
-from bytepair.errors import SpecialTokenError
+from bytepair.errors import DisallowedSpecialError, SpecialTokenError
 from bytepair.formats import atomic
 from bytepair.npy_file import NpyReader
 
@@ -105,10 +105,16 @@ def stream(
         else:
             pieces = _document_file(tok, path, first, text_field, separator, policy, threads)
         following = first.document
-        for piece, reached in pieces:
-            yield piece
-            following = piece.positions[-1].document + 1
-            report(reached)
+        try:
+            for piece, reached in pieces:
+                yield piece
+                following = piece.positions[-1].document + 1
+                report(reached)
+        except DisallowedSpecialError as e:
+            if e.where is not None:
+                raise
+            where = documents.place_of(path, e.token, text_field)
+            raise DisallowedSpecialError(e.token, where) from None
         done_before += weights[index]
         first = Position(index + 1, 0, following)
 

@@ -259,7 +259,7 @@ def _jsonl(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterator
         f.seek(start)
         pos = start
         # Line numbers count from the start of the file, also when resuming mid-file.
-        lineno = _line_of(path, start) if start else 1
+        lineno = line_of(path, start) if start else 1
         for line in f:
             if line.strip():  # a blank line holds no document, as pandas and datasets read it
                 text = _jsonl_text(path, lineno, line, text_field)
@@ -275,7 +275,43 @@ def _jsonl(path: str, text_field: str, start: int, chunk_bytes: int) -> Iterator
         yield Chunk(texts, starts, pos)
 
 
-def _line_of(path: str, offset: int) -> int:
+def place_of(path: str, needle: str, text_field: str = "text") -> str:
+    """Where ``needle`` first occurs in the documents of ``path``, as an error names it: the
+    line of a text or ``.jsonl`` file, the row of a ``.parquet`` file. Read 1 MB at a time.
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+    >>> _ = path.write_text("one\\ntwo <s>\\n")
+    >>> place_of(str(path), "<s>").endswith("a.txt:2")
+    True
+    """
+    if kind(path) == "text":
+        found = _offset_in_file(path, needle.encode("utf-8"))
+        return path if found is None else f"{path}:{line_of(path, found)}"
+    for chunk in read_chunks(path, text_field):
+        for text, start in zip(chunk.texts, chunk.starts, strict=True):
+            if needle in text:  # a start is a Parquet row, or a .jsonl line's offset
+                if kind(path) == "parquet":
+                    return f"{path}: row {start}"
+                return f"{path}:{line_of(path, start)}"
+    return path
+
+
+def _offset_in_file(path: str, needle: bytes) -> int | None:
+    """The byte offset of ``needle``'s first occurrence in the file, if any."""
+    block = 1 << 20
+    with open(path, "rb") as f:
+        at, tail = 0, b""  # ``tail``: the end of the last block, a needle may straddle it
+        while data := f.read(block):
+            found = (tail + data).find(needle)
+            if found >= 0:
+                return at - len(tail) + found
+            tail = data[-(len(needle) - 1) :] if len(needle) > 1 else b""
+            at += len(data)
+    return None
+
+
+def line_of(path: str, offset: int) -> int:
     """The line number at byte ``offset``, counted 1 MB at a time: memory stays flat when a
     run resumes deep in a large file."""
     lines = 1

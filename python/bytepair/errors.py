@@ -26,10 +26,11 @@ class DisallowedSpecialError(BytepairError, ValueError):
     how to allow the token, or how to encode it as plain text.
     """
 
-    def __init__(self, token: str):
-        self.token = token
+    def __init__(self, token: str, where: str | None = None):
+        self.token, self.where = token, where
         super().__init__(
-            f"text contains the special token {token!r}, which is not allowed. "
+            (f"{where}: " if where else "")
+            + f"text contains the special token {token!r}, which is not allowed. "
             f"Pass allowed_special={{{token!r}}} (or allowed_special='all') to encode it as a "
             f"special token, or disallowed_special=() to encode it as plain text."
         )

@@ -82,7 +82,8 @@ def run_encode(args) -> int:
         return _encode(args)
     except DisallowedSpecialError as e:
         raise UsageError(
-            f"the input contains the special token {e.token!r}: pass --allow-special to "
+            (f"{e.where}: " if e.where else "")
+            + f"the input contains the special token {e.token!r}: pass --allow-special to "
             f"encode it as a special token, or --special-as-text to encode it as text"
         ) from None
 
