@@ -452,25 +452,28 @@ print(n, re.search(r"VmHWM:\\s+(\\d+)", status).group(1))
 """
 
 
+def _count_and_peak(script: str, path) -> tuple[int, int]:
+    """What ``script`` prints about ``path`` in a fresh process: a count and a peak."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    n, peak = map(int, out.stdout.split())
+    return n, peak
+
+
 def test_a_text_files_ids_are_read_back_in_flat_memory(tmp_path):
     """A text file's staged ids are read back slice by slice: 10x the file (36 MB more ids,
     which a mapping of the staged file would keep resident as it is read) may cost at most
     16 MB more."""
-    import subprocess
-    import sys
-
     peaks = []
     for mb in (4, 40):
         path = tmp_path / f"{mb}.txt"
         path.write_bytes(b"the ids of one byte each \n" * (mb * 40_000))
-        out = subprocess.run(
-            [sys.executable, "-c", PEAK_OF_DOCUMENTS, str(path)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert out.returncode == 0, out.stderr[-3000:]
-        n, peak = map(int, out.stdout.split())
+        n, peak = _count_and_peak(PEAK_OF_DOCUMENTS, path)
         # A byte-level vocab: one id per byte, then the separator.
         assert n == path.stat().st_size + 1
         peaks.append(peak)
@@ -567,9 +570,6 @@ def test_a_large_row_group_is_read_in_batches(tmp_path):
     """pyarrow writes up to 1M rows to a row group by default: gigabytes of web text. The
     rows of one 40 MB group, read as Python strings all at once, cost ~4x the group;
     read in batches, less than the group more than the same rows in 40 groups."""
-    import subprocess
-    import sys
-
     texts = [f"document {i} " + "lorem ipsum dolor sit amet " * 40 for i in range(40_000)]
     size = sum(map(len, texts))
     assert size > 40_000_000
@@ -578,14 +578,7 @@ def test_a_large_row_group_is_read_in_batches(tmp_path):
         path = tmp_path / f"{groups}.parquet"
         pq.write_table(pa.table({"text": texts}), path, row_group_size=len(texts) // groups)
         assert pq.ParquetFile(path).metadata.num_row_groups == groups
-        out = subprocess.run(
-            [sys.executable, "-c", PEAK_OF_PARQUET, str(path)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert out.returncode == 0, out.stderr[-3000:]
-        n, peak = map(int, out.stdout.split())
+        n, peak = _count_and_peak(PEAK_OF_PARQUET, path)
         assert n == len(texts)
         peaks.append(peak)
     assert peaks[1] <= peaks[0] + size // 1000, (peaks, size)

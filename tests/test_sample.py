@@ -156,6 +156,16 @@ def test_separators_across_reads_are_found(tmp_path, monkeypatch, read_bytes):
         assert got.documents() == _documents_by_hand(data[start:end], sep), (start, end)
 
 
+def _with_peak(call):
+    """``call()`` and the peak of Python's traced memory while it ran."""
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_memory_grows_with_n_not_with_the_corpus(tmp_path):
     """20,000 documents (about 2 MB) from a file and from a generator: the sample of 5
     holds a few kB, whatever the corpus; keeping every document would take megabytes."""
@@ -163,12 +173,7 @@ def test_memory_grows_with_n_not_with_the_corpus(tmp_path):
     path = tmp_path / "big.txt"
     path.write_bytes((doc + EOT.encode()) * 20_000)
     for source in ([path], (doc.decode() + f" {i}" for i in range(20_000))):
-        tracemalloc.start()
-        try:
-            got = sample.sample(source, 5, seed=1, separator=EOT)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        got, peak = _with_peak(lambda s=source: sample.sample(s, 5, seed=1, separator=EOT))
         assert got.seen == 20_000 and len(got) == 5
         assert peak < 200_000, peak
 
@@ -182,12 +187,9 @@ def test_training_on_a_sample_holds_the_sample_not_the_corpus(tmp_path, monkeypa
     path = tmp_path / "c.jsonl"
     path.write_text("".join(json.dumps({"text": f"{doc}{i}"}) + "\n" for i in range(20_000)))
     for corpus in ((f"{doc}{i}" for i in range(20_000)), path):
-        tracemalloc.start()
-        try:
-            tok = bytepair.train(corpus, 270, sample_documents=5, progress=False)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        tok, peak = _with_peak(
+            lambda c=corpus: bytepair.train(c, 270, sample_documents=5, progress=False)
+        )
         assert tok.training_report.documents_in_corpus == 20_000
         assert peak < 4_000_000, (corpus, peak)
 
