@@ -4,6 +4,7 @@ The oracle is tiktoken encoding each document on its own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -368,21 +369,29 @@ def test_shards_follow_the_special_token_policy(tmp_path, tiktoken_pair):
         ids("default", allowed_special=set(), disallowed_special=())
 
 
-def _interrupted_run(tok, src, out, monkeypatch):
-    """Shards of ``src`` under ``out`` from a run stopped after two shards were recorded."""
+@contextlib.contextmanager
+def _stopped_at_piece(n: int, monkeypatch):
+    """Runs the block with corpus_ids.stream interrupted (Ctrl-C) before its piece ``n``,
+    and expects the KeyboardInterrupt; the real stream is back afterwards."""
     real = corpus_ids.stream
 
     def dying(*a, **kw):
         for i, piece in enumerate(real(*a, **kw)):
-            if i == 6:
+            if i == n:
                 raise KeyboardInterrupt
             yield piece
 
-    monkeypatch.setattr(documents, "CHUNK_BYTES", 20)
     monkeypatch.setattr(corpus_ids, "stream", dying)
     with pytest.raises(KeyboardInterrupt):
-        _shard(tok, src, out, 8)
+        yield
     monkeypatch.setattr(corpus_ids, "stream", real)
+
+
+def _interrupted_run(tok, src, out, monkeypatch):
+    """Shards of ``src`` under ``out`` from a run stopped after two shards were recorded."""
+    monkeypatch.setattr(documents, "CHUNK_BYTES", 20)
+    with _stopped_at_piece(6, monkeypatch):
+        _shard(tok, src, out, 8)
     assert len(json.loads((out / ".progress.json").read_text())["shards"]) >= 2
 
 
@@ -536,20 +545,11 @@ def test_an_empty_document_at_a_shard_boundary_keeps_its_start_on_resume(tmp_pat
 
     tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
     _jsonl(tmp_path / "a.jsonl", ["abcd", "efgh", "", "ij", "kl"])
-    real = corpus_ids.stream
-
-    def dying(*a, **kw):  # pieces: [abcd], [efgh], ["", ij], [kl]; stops before the last
-        for i, piece in enumerate(real(*a, **kw)):
-            if i == 3:
-                raise KeyboardInterrupt
-            yield piece
-
     monkeypatch.setattr(documents, "CHUNK_BYTES", 1)
-    monkeypatch.setattr(corpus_ids, "stream", dying)
     out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
+    # Pieces: [abcd], [efgh], ["", ij], [kl]; stopped before the last.
+    with _stopped_at_piece(3, monkeypatch):
         token_shards.write(tok, tmp_path / "a.jsonl", out, 8)
-    monkeypatch.setattr(corpus_ids, "stream", real)
     index = token_shards.write(tok, tmp_path / "a.jsonl", out, 8)
     assert numpy.load(out / "documents.npy").tolist() == [0, 4, 8, 8, 10]
     assert index["documents"] == 5
