@@ -109,6 +109,17 @@ pub fn encode_file(
             }
         }
     };
+    // Maps a chunk's pages before a worker reads them, on the submitting thread, when that
+    // has a core the workers leave free: otherwise a worker takes a page fault every 64 KB
+    // (200 MB of English on one thread: 1.03-1.04x; with every core encoding, 0.99x).
+    let spare_core =
+        std::thread::available_parallelism().is_ok_and(|n| n.get() > pool.current_num_threads());
+    let populate = |from: usize, to: usize| {
+        if let (Some(m), true) = (&map, spare_core) {
+            let from = from / PAGE * PAGE;
+            let _ = m.advise_range(memmap2::Advice::PopulateRead, from, to - from);
+        }
+    };
     let (tx, rx) = std::sync::mpsc::channel::<Finished>();
     let mut free: Vec<ChunkBuffers> = (0..window).map(|_| ChunkBuffers::default()).collect();
     // The chunks in flight, from the next to write: their ends, and their buffers once
@@ -127,6 +138,7 @@ pub fn encode_file(
                     long = Some(pos..end);
                     break;
                 }
+                populate(pos, end);
                 let (chunk, mut buffers) = (&text[pos..end], free.pop().expect("not empty"));
                 let (tx, at) = (tx.clone(), submitted);
                 scope.spawn(move |_| {
