@@ -372,6 +372,18 @@ def test_a_missing_corpus_path_is_an_error_not_text(corpus, tmp_path, monkeypatc
         bytepair.train(corpus, vocab_size=300, progress=False)
 
 
+@pytest.mark.parametrize("text", ["the cat sat on the mat", "a [story]\n<|endoftext|>\n" * 5000])
+def test_one_text_in_place_of_a_path_says_to_pass_a_list(text, tmp_path, monkeypatch):
+    # The Qwen3.5 tutorial's loader returns the sampled documents joined into one str: a
+    # user hands that to train. It is no file name (spaces, newlines, 130 KB), so the error
+    # says how to train on it, and quotes only its start, not 130 KB of it.
+    monkeypatch.chdir(tmp_path)
+    for train in (bytepair.train, bytepair.train_bpe):
+        with pytest.raises(bytepair.CorpusError, match=r"pass a list of texts") as e:
+            train(text, 300, ["<|endoftext|>"], progress=False)
+        assert len(str(e.value)) < 400
+
+
 def test_one_missing_path_among_files_is_named(tmp_path):
     good = tmp_path / "a.txt"
     good.write_text("hello world")

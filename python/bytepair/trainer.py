@@ -545,6 +545,18 @@ def _checked_path(path: str | os.PathLike) -> str:
         path = os.fsdecode(path)
     if os.path.isdir(path):
         raise CorpusError(f"corpus {path!r} is a directory; pass the files inside it")
+    if not os.path.exists(path) and (
+        "\n" in path or len(path) > 255 or (" " in path and not _looks_like_path(path))
+    ):
+        # One str is a path, but this one reads as text (a line break, longer than a file
+        # name may be, or words: a tutorial's sampled documents joined into one str): say
+        # how to train on it, quoting its start only, since a corpus of megabytes would
+        # otherwise fill the terminal.
+        raise CorpusError(
+            f"corpus file {path[:60]!r}{'...' if len(path) > 60 else ''} ({len(path):,} "
+            "characters) does not exist: a str is a file path; to train on it as text, "
+            "pass a list of texts to bytepair.train ([text])"
+        )
     if not os.path.exists(path) and glob.has_magic(path):
         matched = [p for p in glob.glob(path, recursive=True) if os.path.isfile(p)]
         if matched:  # train_bpe's one file: not_found would say it matches none
