@@ -176,9 +176,30 @@ def test_unused_lists_regular_tokens_only(tmp_path):
     assert report.to_json()["unused"][0] == {"id": 0, "hex": "00"}
 
 
+def test_the_corpus_is_named_as_train_takes_it(tmp_path):
+    # docs/audit.md: the corpus is "paths as train takes them", and the model's training
+    # data comes as directories, globs and JSON Lines. Hand counts on a byte tokenizer:
+    # "abba" + "ab" is a, b three times each; a .jsonl counts its records' text only.
+    tok = bytepair.Tokenizer(BYTES, [])
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.txt").write_bytes(b"abba")
+    (data / "b.txt").write_bytes(b"ab")
+    assert tok.audit(data).counts == {97: 3, 98: 3}
+    assert tok.audit(str(data / "*.txt")).counts == {97: 3, 98: 3}
+    records = tmp_path / "c.jsonl"
+    records.write_text('{"text": "ab"}\n{"text": "a", "id": 2}\n')
+    assert tok.audit([records, data / "b.txt"]).counts == {97: 3, 98: 2}
+
+
 @pytest.mark.parametrize(
     ("corpus", "message"),
-    [("missing.txt", "does not exist"), (".", "is a directory"), ([], "empty list"), ([3], "int")],
+    [
+        ("missing.txt", "does not exist"),
+        ("missing-*.txt", "matches no files"),
+        ([], "empty list"),
+        ([3], "int"),
+    ],
 )
 def test_bad_corpus_is_a_clear_error(corpus, message):
     tok = bytepair.Tokenizer(BYTES, [])

@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bytepair import _core
-from bytepair.corpus_files import checked_paths, open_corpus
+from bytepair import documents as corpus_docs
+from bytepair.corpus_files import open_corpus
 from bytepair.text_table import grid
 from bytepair.token_text import is_text, token_repr
 from bytepair.tokenizer import Tokenizer
@@ -98,8 +99,9 @@ def audit(
     *,
     threads: int | None = None,
 ) -> Audit:
-    """Audits every token of ``tok``; with ``corpus`` (a path or a list of paths, as
-    ``train`` takes them; ``.xz``, ``.gz``, ``.bz2`` are decompressed), also counts the
+    """Audits every token of ``tok``; with ``corpus`` (files, directories, globs or a list
+    of these, as ``train`` takes them: a ``.jsonl`` or ``.parquet`` file's documents in
+    their ``text`` field; ``.xz``, ``.gz``, ``.bz2`` are decompressed), also counts the
     tokens on it.
 
     >>> import bytepair
@@ -205,8 +207,8 @@ def special_as_text(tok: Tokenizer) -> dict[str, int]:
 def count_tokens(
     tok: Tokenizer, corpus: str | os.PathLike | Iterable[str | os.PathLike]
 ) -> dict[int, int]:
-    """How often each id occurs when the corpus files are encoded as training data (special
-    tokens allowed, invalid UTF-8 kept), read 1 MB at a time.
+    """How often each id occurs when the corpus is encoded as training data (special
+    tokens allowed, invalid UTF-8 kept), plain text read 1 MB at a time.
 
     >>> import bytepair, pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.txt"
@@ -215,7 +217,14 @@ def count_tokens(
     {97: 2, 98: 2}
     """
     counts: Counter[int] = Counter()
-    for path in checked_paths(corpus):
+    # The files as train names them (directories, globs), and a .jsonl or .parquet file's
+    # documents, not its JSON: the unused tokens are the ones the training data lacks.
+    for path in corpus_docs.corpus_paths(corpus):
+        if corpus_docs.kind(path) != "text":
+            for chunk in corpus_docs.read_chunks(path):
+                for ids in tok.encode_batch(chunk.texts, allowed_special="all"):
+                    counts.update(ids)
+            continue
         with open_corpus(path) as f:
             ids = tok.encode_iterable(iter(lambda f=f: f.read(_BLOCK), b""), allowed_special="all")
             while part := list(itertools.islice(ids, 1 << 16)):

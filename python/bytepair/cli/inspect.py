@@ -32,7 +32,8 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         nargs="+",
         default=[],
         metavar="FILE",
-        help="with --audit: count the tokens on these files and list the unused ones",
+        help="with --audit: count the tokens on these files (directories, globs, .jsonl "
+        "and .parquet as train reads them) and list the unused ones",
     )
     p.add_argument("--json", action="store_true", help="with --audit: print the audit as JSON")
     p.set_defaults(run=run)
