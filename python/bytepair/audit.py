@@ -19,12 +19,13 @@ from __future__ import annotations
 import itertools
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from bytepair import _core
 from bytepair import documents as corpus_docs
-from bytepair.corpus_files import open_corpus
+from bytepair.corpus_files import is_compressed, open_corpus
+from bytepair.progress import Bar, shown
 from bytepair.text_table import grid
 from bytepair.token_text import is_text, token_repr
 from bytepair.tokenizer import Tokenizer
@@ -98,11 +99,13 @@ def audit(
     corpus: str | os.PathLike | Iterable[str | os.PathLike] | None = None,
     *,
     threads: int | None = None,
+    progress: bool | None = None,
 ) -> Audit:
     """Audits every token of ``tok``; with ``corpus`` (files, directories, globs or a list
     of these, as ``train`` takes them: a ``.jsonl`` or ``.parquet`` file's documents in
     their ``text`` field; ``.xz``, ``.gz``, ``.bz2`` are decompressed), also counts the
-    tokens on it.
+    tokens on it, with a bar over each file (``progress``: None on a terminal only, True
+    always, False never).
 
     >>> import bytepair
     >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab"}
@@ -111,7 +114,7 @@ def audit(
     """
     special = frozenset(tok.special_tokens.values())
     regular = {i: b for i, b in tok.vocab.items() if i not in special}
-    counts = None if corpus is None else count_tokens(tok, corpus)
+    counts = None if corpus is None else count_tokens(tok, corpus, progress)
     return Audit(
         vocab=tok.vocab,
         special_ids=special,
@@ -205,7 +208,9 @@ def special_as_text(tok: Tokenizer) -> dict[str, int]:
 
 
 def count_tokens(
-    tok: Tokenizer, corpus: str | os.PathLike | Iterable[str | os.PathLike]
+    tok: Tokenizer,
+    corpus: str | os.PathLike | Iterable[str | os.PathLike],
+    progress: bool | None = None,
 ) -> dict[int, int]:
     """How often each id occurs when the corpus is encoded as training data (special
     tokens allowed, invalid UTF-8 kept), plain text read 1 MB at a time.
@@ -219,17 +224,32 @@ def count_tokens(
     counts: Counter[int] = Counter()
     # The files as train names them (directories, globs), and a .jsonl or .parquet file's
     # documents, not its JSON: the unused tokens are the ones the training data lacks.
+    # A training corpus takes minutes to encode: a bar over each file, in its bytes (a
+    # Parquet file's in rows; a compressed file's text has no known total).
+    show = shown(progress)
     for path in corpus_docs.corpus_paths(corpus):
-        if corpus_docs.kind(path) != "text":
-            for chunk in corpus_docs.read_chunks(path):
-                for ids in tok.encode_batch(chunk.texts, allowed_special="all"):
-                    counts.update(ids)
-            continue
-        with open_corpus(path) as f:
-            ids = tok.encode_iterable(iter(lambda f=f: f.read(_BLOCK), b""), allowed_special="all")
-            while part := list(itertools.islice(ids, 1 << 16)):
-                counts.update(part)
+        parquet = corpus_docs.kind(path) == "parquet"
+        total = None if is_compressed(path) else corpus_docs.size(path)
+        name = os.path.basename(path)
+        with Bar(name, total, unit="rows" if parquet else "B", enabled=show) as bar:
+            if corpus_docs.kind(path) != "text":
+                for chunk in corpus_docs.read_chunks(path):
+                    for ids in tok.encode_batch(chunk.texts, allowed_special="all"):
+                        counts.update(ids)
+                    bar.update(chunk.end)
+                continue
+            with open_corpus(path) as f:
+                ids = tok.encode_iterable(_blocks(f, bar), allowed_special="all")
+                while part := list(itertools.islice(ids, 1 << 16)):
+                    counts.update(part)
     return dict(sorted(counts.items()))
+
+
+def _blocks(f, bar: Bar) -> Iterator[bytes]:
+    """The file's bytes ``_BLOCK`` at a time, each counted on the bar once it is handed on."""
+    while block := f.read(_BLOCK):
+        yield block
+        bar.update(bar.done + len(block))
 
 
 def render(report: Audit, n: int = 10) -> str:

@@ -20,6 +20,15 @@ from typing import BinaryIO
 _OPENERS = {".xz": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
 
 
+def is_compressed(path: str | os.PathLike) -> bool:
+    """Whether ``open_corpus`` decompresses the file (so its size on disk is not its text's).
+
+    >>> is_compressed("a.txt.xz"), is_compressed("a.txt")
+    (True, False)
+    """
+    return os.path.splitext(os.fspath(path))[1] in _OPENERS
+
+
 def open_corpus(path: str | os.PathLike) -> BinaryIO:
     """The file opened for reading bytes, decompressed when its name ends in .xz/.gz/.bz2."""
     opener = _OPENERS.get(os.path.splitext(os.fspath(path))[1], open)

@@ -784,9 +784,11 @@ class Tokenizer:
         corpus: str | os.PathLike | Iterable[str | os.PathLike] | None = None,
         *,
         threads: int | None = None,
+        progress: bool | None = None,
     ) -> Audit:
         """The tokens worth looking at: unreachable, undecodable, duplicated, and with a
-        corpus (paths) the unused ones. See ``bytepair.audit`` and docs/audit.md.
+        corpus (paths) the unused ones, counted with a bar (``progress``). See
+        ``bytepair.audit`` and docs/audit.md.
 
         >>> import bytepair
         >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).audit().unreachable
@@ -794,7 +796,7 @@ class Tokenizer:
         """
         from bytepair import audit
 
-        return audit.audit(self, corpus, threads=threads)
+        return audit.audit(self, corpus, threads=threads, progress=progress)
 
     # -- files ------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import json
 
 from bytepair import audit
 from bytepair.cli import arguments, report
-from bytepair.cli.io import UsageError, info, load_tokenizer
+from bytepair.cli.io import UsageError, info, load_tokenizer, show_progress
 
 
 def add_parsers(sub, parents: arguments.Parents) -> None:
@@ -51,7 +51,7 @@ def run(args) -> int:
         print(report.inspect_report(tok, args.show))
         return 0
     info(args, "auditing" + (f" on {len(args.corpus)} corpus files" if args.corpus else ""))
-    found = tok.audit(args.corpus or None)
+    found = tok.audit(args.corpus or None, progress=show_progress(args))
     if args.json:
         print(json.dumps(found.to_json()))
         return 0
