@@ -133,6 +133,26 @@ def test_compare_tables_and_plot(tmp_path, cat_tok, en_tok):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_compare_without_a_corpus_shows_the_vocabulary_overlap(tmp_path):
+    """The Qwen3.5 tutorial compares two trainings by the share of tokens they have in
+    common, which needs no corpus. Hand count: A holds the 256 bytes and "ab", B those and
+    "abc": 257 shared, all of A's and 257/258 = 99.6% of B's."""
+    byte_vocab = {i: bytes([i]) for i in range(256)}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    bytepair.Tokenizer(byte_vocab | {256: b"ab"}, [(b"a", b"b")]).save(a)
+    merges = [(b"a", b"b"), (b"ab", b"c")]
+    bytepair.Tokenizer(byte_vocab | {256: b"ab", 257: b"abc"}, merges).save(b)
+    out = ok(run("compare", a, b))
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:4]}
+    assert out.startswith("vocabulary overlap")
+    assert rows == {
+        "a.json": ["257", "100.0%", "257", "100.0%"],
+        "b.json": ["257", "99.6%", "258", "100.0%"],
+    }
+    for needs in (["--audit"], ["--plot", tmp_path / "p.png"], ["--reference", a]):
+        assert_usage_error(run("compare", a, b, *needs), "--corpus")
+
+
 def test_compare_labels_two_trainings_by_their_folders(tmp_path, cat_tok, en_tok):
     """Two tokenizer.json files in two folders: each column is named by its folder, the
     same way; so are corpora of one name."""

@@ -147,9 +147,10 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
     p.add_argument(
         "--corpus",
         nargs="+",
-        required=True,
+        default=[],
         metavar="FILE",
-        help="text files (.xz, .gz, .bz2 are decompressed)",
+        help="text files (.xz, .gz, .bz2 are decompressed); without them, only the "
+        "vocabulary overlap is shown",
     )
     p.add_argument(
         "--max-bytes",
@@ -176,6 +177,8 @@ def run(args) -> int:
     names = args.tokenizers + ([args.tokenizer] if args.tokenizer else [])
     if not names:
         raise UsageError("compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F")
+    if not args.corpus and (args.audit or args.plot or args.reference):
+        raise UsageError("compare: --audit, --plot and --reference measure --corpus FILE ...")
     if args.plot:
         check_plotting()  # before the slow part, not after it
         if not is_stdout(args.plot):
@@ -192,6 +195,11 @@ def run(args) -> int:
     for spec, label in zip(names, labels(names, "tokenizer"), strict=True):
         info(args, f"loading {spec}")
         tokenizers[label] = load_tokenizer(spec, per_spec[spec])
+    if not args.corpus:
+        # Two trainings' shared tokens need no text (the tutorial's vocabulary overlap).
+        print("vocabulary overlap (shared regular tokens, % of the row's vocabulary):")
+        print(overlap_table(tokenizers))
+        return 0
     # Parity compares translations: cut at --max-bytes they would stop at different places.
     limit = None if args.max_bytes <= 0 or args.reference else args.max_bytes
     paths = list(args.corpus)
