@@ -128,3 +128,24 @@ def test_bad_options_are_refused(kw, match):
     tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
     with pytest.raises(ValueError, match=match):
         tok.encode_batch_padded(["abc", "d"], **kw)
+
+
+def test_a_batch_of_ids_or_one_text_says_what_a_batch_is():
+    """The Qwen3.5 tutorial pads a batch of id lists ([[101, 2003, ...], ...]); handed to
+    encode_batch_padded, such a batch raised the core's "'list' object cannot be cast as
+    'str'", naming neither the row nor the method, and one str named encode_batch_to_numpy,
+    which the user never called. Each method names itself and the first row that is no str."""
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
+    ids = [[101, 2003, 102], [101, 102]]
+    calls = {
+        "encode_batch_padded": tok.encode_batch_padded,
+        "encode_batch_to_numpy": tok.encode_batch_to_numpy,
+        "encode_batch": tok.encode_batch,
+    }
+    for name, call in calls.items():
+        with pytest.raises(TypeError, match=rf"^{name} takes a list of str; .*call encode$"):
+            call("one text")
+        with pytest.raises(TypeError, match=rf"^{name} encodes texts: item 0 is of type list"):
+            call(ids)
+        with pytest.raises(TypeError, match=rf"^{name} encodes texts: item 1 is of type int"):
+            call(["a", 3])

@@ -167,7 +167,9 @@ def encode(
     _checked_options(padding, padding_side, max_length, truncation, pad_to_multiple_of)
     pad = pad_id(tok, pad_token) if padding != "do_not_pad" else 0
     template = tok.pipeline.template if add_special_tokens and tok.pipeline is not None else None
-    ids, offsets = flat_batch.encode(tok, texts, policy=policy, threads=threads)
+    ids, offsets = flat_batch.encode(
+        tok, texts, policy=policy, threads=threads, name="encode_batch_padded"
+    )
     lengths = numpy.diff(offsets)
     if truncation:
         lengths = numpy.minimum(lengths, text_budget(template, max_length))

@@ -409,14 +409,22 @@ class Tokenizer:
         >>> bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, []).encode_batch(["a", "b"])
         [[97], [98]]
         """
+        from bytepair import flat_batch
+
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if isinstance(texts, str):
-            raise TypeError("encode_batch takes a list of str; for one text, call encode")
-        if self._run is not None:
-            return self._run.encode_many(
-                list(texts), allowed, disallowed, _threads(threads), add_special_tokens
-            )
-        return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
+            raise flat_batch.one_text_error("encode_batch")
+        try:
+            if self._run is not None:
+                return self._run.encode_many(
+                    list(texts), allowed, disallowed, _threads(threads), add_special_tokens
+                )
+            return self._encoder.encode_batch(texts, allowed, disallowed, _threads(threads))
+        except TypeError:
+            error = flat_batch.not_a_text_error(texts, "encode_batch")
+            if error is None:
+                raise
+            raise error from None
 
     def encode_batch_to_numpy(
         self,
