@@ -551,3 +551,20 @@ def test_merges_checked_by_the_core_are_the_python_loops_property(merges):
         except VocabError as e:
             outcomes.append(str(e))
     assert outcomes[0] == outcomes[1]
+
+
+def test_add_prefix_space_is_not_dropped_by_the_other_formats(tmp_path):
+    # GPT-2's tokenizer.json with ByteLevel's add_prefix_space: HF puts a space before the
+    # text, which neither a rank file nor a vocab.json + merges.txt can say.
+    doc = json.loads(shared("fixtures", "tokenizers", "gpt2", "tokenizer.json").read_text("utf-8"))
+    doc["pre_tokenizer"]["add_prefix_space"] = True
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    expected = _hf_ids(Tokenizer.from_file(str(path)), "Hello world")
+    assert expected == _hf_ids(Tokenizer.from_file(str(path)), " Hello world")
+    tok = bytepair.Tokenizer.load(path)
+    assert tok.encode("Hello world") == expected
+    for fmt in ("gpt2", "tiktoken", "tekken"):
+        with pytest.raises(FormatError, match=r"add_prefix_space.*save it as huggingface"):
+            tok.save(tmp_path / "out" / f"tok.{fmt}", format=fmt)
+    assert not (tmp_path / "out").exists()

@@ -365,3 +365,23 @@ def test_a_deepseek_pattern_is_not_written_into_a_tekken_file(tmp_path):
     with pytest.raises(bytepair.errors.FormatError, match="three splits"):
         tok.save(tmp_path / "tekken.json", format="tekken")
     assert not (tmp_path / "tekken.json").exists()
+
+
+def test_llama3s_template_and_ignore_merges_are_not_dropped_by_the_other_formats(
+    loaded, model_file, tmp_path
+):
+    # HF's own ids say what a vocab.json + merges.txt of Llama 3 loses: the template's
+    # <|begin_of_text|> (post_processor) and the whole-pre-token rule (ignore_merges).
+    tok, _ = loaded("llama3")
+    hf = HFTokenizer.from_file(str(model_file("llama3")))  # a copy of its own to change
+    assert hf.encode("hi").ids[0] == hf.token_to_id("<|begin_of_text|>")
+    word = " використання"
+    assert len(hf.encode(word, add_special_tokens=False).ids) == 1
+    hf.model.ignore_merges = False
+    assert len(hf.encode(word, add_special_tokens=False).ids) > 1
+    for fmt in ("gpt2", "tiktoken", "tekken"):
+        with pytest.raises(bytepair.FormatError, match=r"template.*save it as huggingface"):
+            tok.save(tmp_path / f"out.{fmt}", format=fmt)
+    with pytest.raises(bytepair.FormatError, match="ignore_merges"):
+        tok.save(tmp_path / "gpt2", format="gpt2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -221,8 +221,9 @@ def save(data, path: str | os.PathLike, format: str | None = None) -> None:
     files a pair ``(vocab_path, merges_path)`` names (a pair means gpt2).
 
     A tokenizer.json pipeline that is more than a pattern and special tokens (a normalizer,
-    several pre-tokenizer steps, flagged or non-special added tokens) is written as
-    huggingface only: the other formats would drop part of it, and encode differently.
+    several pre-tokenizer steps, ByteLevel's add_prefix_space, flagged or non-special added
+    tokens, a post-processor template; for gpt2, ignore_merges) is written as huggingface
+    only: the other formats would drop part of it, and encode differently.
     Special tokens that share an id (tiktoken's o200k_harmony) are saved as tiktoken only:
     SpecialTokenError for the others."""
     data = tokenizer_data.of(data)
@@ -275,8 +276,18 @@ def _check_portable(data: TokenizerData, format: str, path) -> None:
         lost.append("its normalizer")
     if pipeline.core_pattern() is None:
         lost.append("its pre-tokenizer steps (not one regex)")
+    if pipeline.prefix_space:
+        # core_pattern reads ByteLevel(use_regex) as GPT-2's pattern; the space it puts
+        # before the text is the pipeline's, and no other format has a place for it.
+        lost.append("ByteLevel's add_prefix_space")
     if any(not t.special or not t.plain for t in pipeline.added_tokens):
         lost.append("its non-special or flagged added tokens")
+    if pipeline.template is not None:
+        lost.append("its post-processor template (the tokens add_special_tokens=True adds)")
+    if pipeline.ignore_merges and format == "gpt2":
+        # tiktoken's and Tekken's rank rule is ignore_merges; merges.txt has no such flag,
+        # and without it a pre-token that is a token may be split (Llama 3's " використання").
+        lost.append("ignore_merges (a pre-token that is a token is that token)")
     if lost:
         raise FormatError(
             f"{os.fspath(path)}: cannot write this tokenizer as {format}: the format has no "
