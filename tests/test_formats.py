@@ -18,6 +18,7 @@ from conftest import corpus_sample, shared
 from formats_data import SPECIAL, sample_text, trained
 from hypothesis import given
 from hypothesis import strategies as st
+from tokenizers import Tokenizer as HFTokenizer
 
 
 def test_detects_each_format(tmp_path):
@@ -247,3 +248,15 @@ def test_core_json_keeps_a_repeated_key_where_python_does():
     raw = b'{"b": 1, "a": 2, "b": 3}'
     assert list(bytepair._core.json_loads(raw).items()) == list(json.loads(raw).items())
     assert bytepair._core.json_loads(b'{"x": [1, 2.5]}') is None  # a float: Python's reader
+
+
+def test_a_tokenizer_json_with_a_byte_order_mark_loads_as_the_json_reader_promises(tmp_path):
+    # Windows editors write a UTF-8 BOM; the JSON reader skips it, so detection must too
+    # (it said "unknown tokenizer format" of a tokenizer.json). Ids: HF's on the file itself.
+    source = shared("fixtures", "tokenizers", "gpt2", "tokenizer.json")
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+    assert formats.detect(path) == "huggingface"
+    text = "Hello wörld<|endoftext|> 12345"
+    expected = HFTokenizer.from_file(str(source)).encode(text, add_special_tokens=False).ids
+    assert bytepair.Tokenizer.load(path).encode(text, allowed_special="all") == expected

@@ -255,3 +255,14 @@ def test_a_vocab_saved_as_the_tutorial_saves_it_is_called_inverted(tmp_path):
         assert message.startswith(f"{pair[0]}: maps ids to tokens")
         assert f"{len(lost)} of its tokens (first: id '{lost[0]}') are U+FFFD" in message
         assert "tok.save(('vocab.json', 'merges.txt'))" in message
+
+
+def test_gpt2s_own_vocab_json_loaded_alone_is_named_a_vocab(tmp_path, tiktoken_encoding):
+    # GPT-2's vocab holds the token "model" (tiktoken's gpt2 gives it id 19849), which made
+    # the file look like a tokenizer.json with a broken "model" key.
+    assert tiktoken_encoding("gpt2").encode_single_token("model") == 19849
+    vocab = tmp_path / "vocab.json"
+    vocab.write_bytes(shared("fixtures", "cs336", "gpt2_vocab.json").read_bytes())
+    assert json.loads(vocab.read_text("utf-8"))["model"] == 19849
+    with pytest.raises(FormatError, match=r"looks like a GPT-2 vocab.json.*merges.txt"):
+        bytepair.Tokenizer.load(vocab)

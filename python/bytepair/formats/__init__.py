@@ -11,6 +11,7 @@ does both. docs/formats.md states what each writer guarantees.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import os
 import re
@@ -57,6 +58,9 @@ def detect(path: str | os.PathLike) -> str:
         raise TokenizerNotFoundError(name, _not_found(name))
     with open(path, "rb") as f:
         head = f.read(1 << 16)
+    # The JSON reader skips a UTF-8 byte order mark (Windows editors write one); so must
+    # the detection, or a tokenizer.json with one is "unknown".
+    head = head.removeprefix(codecs.BOM_UTF8)
     stripped = head.lstrip()
     beside = os.path.join(os.path.dirname(os.path.abspath(path)), "merges.txt")
     if os.path.basename(name) == "vocab.json" and os.path.isfile(beside):
@@ -189,7 +193,8 @@ def _check_not_a_vocab(doc: object, name: str) -> None:
     inverted (id -> token): say so, not that a tokenizer.json's key is missing."""
     from bytepair.formats import gpt2
 
-    if not isinstance(doc, dict) or not doc or "model" in doc:
+    # "model" is a token of GPT-2's own vocab (id 19849): only an object there is a model.
+    if not isinstance(doc, dict) or not doc or isinstance(doc.get("model"), dict):
         return
     gpt2.check_not_inverted(doc, name)
     if all(isinstance(i, int) and not isinstance(i, bool) for i in doc.values()):
