@@ -13,6 +13,7 @@ from collections import Counter
 
 import bytepair
 import pytest
+from bytepair import audit
 from bytepair.cli import show
 from bytepair.errors import CorpusError
 from conftest import ROOT, corpus_sample, shared
@@ -164,6 +165,8 @@ def test_special_token_that_is_also_a_learned_token():
     assert own_id.duplicates == [[257, 258]]
     apart = bytepair.Tokenizer(vocab, merges, special_tokens=["<|end|>"]).audit()
     assert apart.special_as_text == {} and apart.duplicates == []
+    header = audit.render(apart).splitlines()[0]
+    assert header == "audit of 258 regular tokens and 1 special token"
 
 
 def test_unused_lists_regular_tokens_only(tmp_path):

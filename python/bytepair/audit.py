@@ -26,7 +26,7 @@ from bytepair import _core
 from bytepair import documents as corpus_docs
 from bytepair.corpus_files import is_compressed, open_corpus
 from bytepair.progress import Bar, shown
-from bytepair.text_table import grid
+from bytepair.text_table import grid, plural
 from bytepair.token_text import is_text, token_repr
 from bytepair.tokenizer import Tokenizer
 
@@ -268,7 +268,7 @@ def render(report: Audit, n: int = 10) -> str:
 
     lines = [
         f"audit of {report.regular_size:,} regular tokens and "
-        f"{len(report.special_ids):,} special tokens",
+        f"{plural(len(report.special_ids), 'special token')}",
         f"unreachable  {len(report.unreachable):,} (their own text encodes as other tokens)",
     ]
     for i, ids in itertools.islice(report.unreachable.items(), n):

@@ -1,9 +1,18 @@
-"""Text tables for reports: aligned columns, as ``bytepair compare`` and ``inspect --audit``
-print them."""
+"""Text for reports: counts with their nouns, and tables of aligned columns, as ``bytepair
+compare`` and ``inspect --audit`` print them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+
+def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, with an s unless ``n`` is 1.
+
+    >>> plural(2, "merge"), plural(1, "special token")
+    ('2 merges', '1 special token')
+    """
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def grid(corner: str, rows: list[str], columns: list[str], cell: Callable[[str, str], str]) -> str:

@@ -49,11 +49,11 @@ class TrainingReport:
 def documents_line(used: int, in_corpus: int | None) -> str:
     """``22,000 of 2,119,719 documents (a random sample)``, or ``all 3 documents``.
 
-    >>> documents_line(3, 3)
-    'all 3 documents'
+    >>> documents_line(3, 3), documents_line(1, 1)
+    ('all 3 documents', 'the only document')
     """
     if in_corpus is None or used >= in_corpus:
-        return f"all {used:,} documents"
+        return "the only document" if used == 1 else f"all {used:,} documents"
     return f"{used:,} of {in_corpus:,} documents (a random sample)"
 
 

@@ -169,8 +169,3 @@ def special_policy(args) -> dict:
     if args.special_as_text:
         return {"allowed_special": frozenset(), "disallowed_special": ()}
     return {"allowed_special": frozenset(), "disallowed_special": "all"}
-
-
-def plural(n: int, word: str) -> str:
-    """``plural(2, "merge") == "2 merges"``."""
-    return f"{n:,} {word}" + ("" if n == 1 else "s")

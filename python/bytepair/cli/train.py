@@ -13,11 +13,11 @@ from bytepair.cli.io import (
     format_for,
     load_tokenizer,
     options_for,
-    plural,
     show_progress,
     tokenizer_files,
 )
 from bytepair.errors import CorpusError
+from bytepair.text_table import plural
 from bytepair.training_report import documents_line, peak_memory_mb
 
 
