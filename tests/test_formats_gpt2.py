@@ -8,6 +8,8 @@ import re
 
 import bytepair
 import pytest
+import regex
+from bytepair import patterns
 from bytepair.errors import FormatError
 from bytepair.formats import gpt2
 from conftest import EOT, corpus_sample, shared
@@ -266,3 +268,18 @@ def test_gpt2s_own_vocab_json_loaded_alone_is_named_a_vocab(tmp_path, tiktoken_e
     assert json.loads(vocab.read_text("utf-8"))["model"] == 19849
     with pytest.raises(FormatError, match=r"looks like a GPT-2 vocab.json.*merges.txt"):
         bytepair.Tokenizer.load(vocab)
+
+
+def test_a_pattern_the_files_cannot_hold_is_warned_about(tmp_path, tiktoken_encoding):
+    # vocab.json + merges.txt store no pattern (the reader gives gpt2's), as a rank file
+    # stores none: the writer says so and how to give it back, as the tiktoken writer does.
+    text = "Order 1234567 shipped in 2024, 12345 units\n"
+    # tiktoken's own patterns: o200k cuts digits in threes, gpt2 keeps the run whole.
+    o200k, gpt2_enc = tiktoken_encoding("o200k_base"), tiktoken_encoding("gpt2")
+    assert regex.findall(o200k._pat_str, "1234567") == ["123", "456", "7"]
+    assert regex.findall(gpt2_enc._pat_str, " 1234567") == [" 1234567"]
+    tok = bytepair.train([text * 50], vocab_size=270, pattern="o200k", progress=False)
+    with pytest.warns(bytepair.FormatWarning, match=r"no pattern.*pattern='o200k'.*--pattern"):
+        tok.save(tmp_path / "g", format="gpt2")
+    assert bytepair.Tokenizer.load(tmp_path / "g", pattern="o200k").encode(text) == tok.encode(text)
+    assert bytepair.Tokenizer.load(tmp_path / "g").pattern == patterns.GPT2

@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import warnings
 from collections.abc import Mapping, Sequence
 
-from bytepair import _core
-from bytepair.errors import FormatError, VocabError
+from bytepair import _core, patterns
+from bytepair.errors import FormatError, FormatWarning, VocabError
 from bytepair.formats import tokenizer_data
 from bytepair.formats.atomic import write_files
 from bytepair.formats.jsonfile import read_json
@@ -231,6 +233,18 @@ def write(data, path) -> None:
         os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
     vocab_json, merges_txt = render(data.with_specials(), data.merges)
     write_files({vocab_path: vocab_json, merges_path: merges_txt})
+    regex = patterns.resolve(data.pattern)
+    if regex != patterns.GPT2:
+        # The files have no place for the pattern and the reader gives GPT-2's: say so, with
+        # the argument that gives it back, as the tiktoken writer does.
+        shown = patterns.name_of(regex) or regex
+        warnings.warn(
+            f"{vocab_path}: vocab.json + merges.txt store no pattern, and this tokenizer's "
+            f"is {shown!r}; load them with Tokenizer.load(path, pattern={shown!r}) (at the "
+            f"command line: --pattern {shlex.quote(shown)}), or they encode with GPT-2's",
+            FormatWarning,
+            stacklevel=2,
+        )
 
 
 def paths(path) -> tuple[str, str]:
