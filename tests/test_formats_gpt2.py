@@ -283,3 +283,19 @@ def test_a_pattern_the_files_cannot_hold_is_warned_about(tmp_path, tiktoken_enco
         tok.save(tmp_path / "g", format="gpt2")
     assert bytepair.Tokenizer.load(tmp_path / "g", pattern="o200k").encode(text) == tok.encode(text)
     assert bytepair.Tokenizer.load(tmp_path / "g").pattern == patterns.GPT2
+
+
+def test_a_pair_saved_by_a_windows_editor_reads_as_saved(tmp_path, tiktoken_encoding):
+    # Notepad saves UTF-8 with a byte order mark and CRLF line ends. The vocab.json reader
+    # skipped the mark but merges.txt took it for part of its first token (or version line).
+    bom = b"\xef\xbb\xbf"
+    vocab = shared("fixtures", "cs336", "gpt2_vocab.json").read_bytes()
+    merges = b"#version: 0.2\n" + shared("fixtures", "cs336", "gpt2_merges.txt").read_bytes()
+    for name, head in (("with-version", merges), ("without", merges.split(b"\n", 1)[1])):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "vocab.json").write_bytes(bom + vocab)
+        (folder / "merges.txt").write_bytes(bom + head.replace(b"\n", b"\r\n"))
+        text = samples()["en-prose"][:5_000]
+        expected = tiktoken_encoding("gpt2").encode(text)
+        assert bytepair.Tokenizer.load(folder).encode(text) == expected, name

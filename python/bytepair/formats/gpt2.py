@@ -184,7 +184,9 @@ def read_merges(path: str | os.PathLike) -> list[tuple[int, Merge]]:
     with open(path, "rb") as f:
         raw = f.read()
     try:
-        text = raw.decode("utf-8")
+        # utf-8-sig: a byte order mark (Windows editors write one) is skipped, as the
+        # vocab.json reader skips it; U+FEFF is no character of the byte alphabet.
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise FormatError(f"{name}: not UTF-8 ({e}); expected text") from None
     out = []
