@@ -157,3 +157,41 @@ def test_truncation_without_max_length_uses_model_max_length(folder, tmp_path):
     got = tok.encode_batch_padded(texts(), truncation=True)
     assert numpy.array_equal(got["input_ids"], expected["input_ids"])
     assert got["input_ids"].shape[1] == 4
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"padding_side": "left"},
+        {"padding": "max_length", "max_length": 12},
+        {"padding": True, "pad_to_multiple_of": 8},
+        {"padding": "max_length", "max_length": 11, "padding_side": "left"},
+    ],
+)
+def test_pad_gives_transformers_arrays_for_ids_already_encoded(folder, kw):
+    # The tutorial's padding step: lists of ids of different lengths, padded after encoding.
+    tok = bytepair.Tokenizer.load(folder / "tokenizer.json")
+    hf = auto_tokenizer(folder)
+    rows = [tok.encode(t) for t in ["a cat", "the cat sat on the mat", "", "sat"]]
+    side = kw.pop("padding_side", "right")
+    hf.padding_side = side
+    expected = hf.pad({"input_ids": rows}, return_tensors="np", **{"padding": True, **kw})
+    for batch in (rows, {"input_ids": rows}):
+        got = tok.pad(batch, padding_side=side, **kw)
+        for key in ("input_ids", "attention_mask"):
+            assert got[key].dtype == numpy.int64
+            assert numpy.array_equal(got[key], expected[key]), key
+    # The tutorial pads with id 0; an id pads as a token's text does.
+    zero = tok.pad([[101, 7592, 102], [101, 2023, 2003, 102]], pad_token=0)
+    assert zero["input_ids"].tolist() == [[101, 7592, 102, 0], [101, 2023, 2003, 102]]
+
+
+def test_pad_refuses_what_no_rectangle_holds():
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
+    with pytest.raises(ValueError, match=r"row 0 has 3 tokens, more than max_length=2: cut it"):
+        tok.pad([[1, 2, 3], [4]], padding="max_length", max_length=2)
+    with pytest.raises(TypeError, match="row 1 is str 'hello': for texts, call encode_batch_pa"):
+        tok.pad([[1], "hello"])
+    with pytest.raises(TypeError, match="pad takes lists of int ids"):
+        tok.pad([[1, "x"]])

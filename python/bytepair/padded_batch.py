@@ -10,7 +10,7 @@ arrays that transformers' ``tokenizer(texts, padding=..., return_tensors="np")``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bytepair import flat_batch
 from bytepair.errors import SpecialTokenError
@@ -49,19 +49,24 @@ def pad_id(tok, pad_token: str | int | None) -> int:
 
 
 def target_length(
-    lengths, padding: str, max_length: int | None, pad_to_multiple_of: int | None
+    lengths,
+    padding: str,
+    max_length: int | None,
+    pad_to_multiple_of: int | None,
+    rows: str = "text",
 ) -> int:
     """The common length: the longest text's (``longest``) or ``max_length``, rounded up to
     a multiple of ``pad_to_multiple_of`` (transformers' rule for both); with ``do_not_pad``,
-    the rows' own length, which they must share (an array holds no ragged rows)."""
+    the rows' own length, which they must share (an array holds no ragged rows). ``rows``
+    names a row in errors: a "text" can be truncated, a "row" of ids (``pad``) cannot."""
     if padding == "do_not_pad":
         if len(lengths) and lengths.min() != lengths.max():
             short, long = int(lengths.argmin()), int(lengths.argmax())
             raise ValueError(
-                f"padding=False leaves rows of different lengths (text {long} has "
-                f"{int(lengths[long])} tokens, text {short} has {int(lengths[short])}), which "
-                "one int64 array cannot hold: pass padding=True to pad them, or call "
-                "encode_batch for lists"
+                f"padding=False leaves rows of different lengths ({rows} {long} has "
+                f"{int(lengths[long])} tokens, {rows} {short} has {int(lengths[short])}), "
+                "which one int64 array cannot hold: pass padding=True to pad them"
+                + (", or call encode_batch for lists" if rows == "text" else "")
             )
         return int(lengths.max(initial=0))
     length = max_length if padding == "max_length" else int(lengths.max(initial=0))
@@ -69,10 +74,11 @@ def target_length(
         length += pad_to_multiple_of - length % pad_to_multiple_of
     if len(lengths) and lengths.max() > length:  # only max_length without truncation
         n = int(lengths.argmax())
+        fix = "pass truncation=True to cut such texts" if rows == "text" else "cut it first"
         raise ValueError(
-            f"text {n} has {int(lengths[n])} tokens, more than max_length={max_length}: pass "
-            "truncation=True to cut such texts (transformers keeps them whole, in rows of "
-            "different lengths that one int64 array cannot hold)"
+            f"{rows} {n} has {int(lengths[n])} tokens, more than max_length={max_length}: "
+            f"{fix} (transformers keeps it whole, in rows of different lengths that one "
+            "int64 array cannot hold)"
         )
     return length
 
@@ -177,6 +183,56 @@ def encode(
         ids, offsets = templated(template, ids, offsets, lengths)
         lengths = numpy.diff(offsets)
     width = target_length(lengths, padding, max_length, pad_to_multiple_of)
+    return _rectangle(ids, offsets, lengths, width, pad, padding_side)
+
+
+def pad(
+    tok,
+    batch,
+    *,
+    pad_token: str | int | None = None,
+    padding: bool | str = "longest",
+    max_length: int | None = None,
+    padding_side: str = "right",
+    pad_to_multiple_of: int | None = None,
+) -> dict:
+    """``Tokenizer.pad``: lists of ids (or a mapping with ``input_ids``) padded into
+    {"input_ids", "attention_mask"}, as transformers' ``tokenizer.pad(...,
+    return_tensors="np")``; it never truncates."""
+    import itertools
+
+    import numpy
+
+    rows = batch["input_ids"] if isinstance(batch, Mapping) else batch
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
+        raise TypeError(f"pad takes a list of lists of ids, got {type(rows).__name__}")
+    for n, row in enumerate(rows):
+        if isinstance(row, (str, bytes, int)) or not hasattr(row, "__len__"):
+            raise TypeError(
+                f"pad takes a list of lists of ids; row {n} is {type(row).__name__} "
+                f"{row!r:.40}: for texts, call encode_batch_padded"
+            )
+    padding = strategy(padding)
+    if max_length is None and padding == "max_length":
+        max_length = default_max_length(tok, padding)
+    _checked_options(padding, padding_side, max_length, False, pad_to_multiple_of)
+    pad = pad_id(tok, pad_token) if padding != "do_not_pad" else 0
+    lengths = numpy.fromiter(map(len, rows), numpy.int64, len(rows))
+    offsets = numpy.zeros(len(rows) + 1, dtype=numpy.int64)
+    numpy.cumsum(lengths, out=offsets[1:])
+    try:
+        ids = numpy.fromiter(itertools.chain.from_iterable(rows), numpy.int64, int(offsets[-1]))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"pad takes lists of int ids: {e}") from None
+    width = target_length(lengths, padding, max_length, pad_to_multiple_of, rows="row")
+    return _rectangle(ids, offsets, lengths, width, pad, padding_side)
+
+
+def _rectangle(ids, offsets, lengths, width: int, pad: int, padding_side: str) -> dict:
+    """Rows ``ids[offsets[i] : offsets[i] + lengths[i]]`` in a (rows, ``width``) int64
+    array filled with ``pad`` on ``padding_side``, and the mask of the ids' places."""
+    import numpy
+
     rows = len(lengths)
     input_ids = numpy.full((rows, width), pad, dtype=numpy.int64)
     attention = numpy.zeros((rows, width), dtype=numpy.int64)

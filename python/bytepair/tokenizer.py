@@ -512,6 +512,39 @@ class Tokenizer:
             add_special_tokens=add_special_tokens,
         )
 
+    def pad(
+        self,
+        batch: Sequence[Sequence[int]] | Mapping[str, Sequence[Sequence[int]]],
+        *,
+        pad_token: str | int | None = None,
+        padding: bool | Literal["longest", "max_length", "do_not_pad"] = "longest",
+        max_length: int | None = None,
+        padding_side: Literal["right", "left"] = "right",
+        pad_to_multiple_of: int | None = None,
+    ) -> dict[str, numpy.ndarray]:
+        """Pads ids already encoded (lists of ids, or a mapping with ``input_ids``) into
+        ``{"input_ids", "attention_mask"}``, int64 arrays equal to transformers'
+        ``tokenizer.pad(..., return_tensors="np")`` with the same arguments. Never
+        truncates: a row longer than ``max_length`` with ``padding="max_length"`` is a
+        ``ValueError``. ``pad_token`` (a token or an id) defaults to the tokenizer's.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
+        >>> tok.pad([[104, 105, 33], [97]])["input_ids"].tolist()
+        [[104, 105, 33], [97, 256, 256]]
+        """
+        from bytepair import padded_batch
+
+        return padded_batch.pad(
+            self,
+            batch,
+            pad_token=pad_token,
+            padding=padding,
+            max_length=max_length,
+            padding_side=padding_side,
+            pad_to_multiple_of=pad_to_multiple_of,
+        )
+
     def apply_chat_template(
         self,
         messages: Sequence[Mapping[str, object]],
