@@ -260,3 +260,16 @@ def test_a_tokenizer_json_with_a_byte_order_mark_loads_as_the_json_reader_promis
     text = "Hello wörld<|endoftext|> 12345"
     expected = HFTokenizer.from_file(str(source)).encode(text, add_special_tokens=False).ids
     assert bytepair.Tokenizer.load(path).encode(text, allowed_special="all") == expected
+
+
+def test_a_gpt2_folder_missing_one_file_names_the_missing_one(tmp_path):
+    # A folder with vocab.json but no merges.txt (a download that stopped half way) must say
+    # which file is missing, not only that both are expected.
+    folder = tmp_path / "gpt2"
+    folder.mkdir()
+    (folder / "vocab.json").write_bytes(shared("fixtures", "cs336", "gpt2_vocab.json").read_bytes())
+    with pytest.raises(FormatError, match=r"gpt2: .*no merges\.txt"):
+        bytepair.Tokenizer.load(folder)
+    (folder / "vocab.json").rename(folder / "merges.txt")
+    with pytest.raises(FormatError, match=r"gpt2: .*no vocab\.json"):
+        bytepair.Tokenizer.load(folder)

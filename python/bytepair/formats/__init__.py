@@ -48,11 +48,17 @@ def detect(path: str | os.PathLike) -> str:
     """
     name = os.fspath(path)
     if os.path.isdir(path):
-        if all(os.path.isfile(os.path.join(path, f)) for f in ("vocab.json", "merges.txt")):
+        pair = ("vocab.json", "merges.txt")
+        missing = [f for f in pair if not os.path.isfile(os.path.join(path, f))]
+        if not missing:
             return "gpt2"
+        detail = ""
+        if len(missing) == 1:  # a copy or download cut short: name the file it lacks
+            present = pair[0] if missing[0] == pair[1] else pair[1]
+            detail = f"; it has {present} but no {missing[0]}"
         raise FormatError(
             f"{name}: a directory, but not a GPT-2 tokenizer; expected vocab.json and "
-            "merges.txt inside it"
+            f"merges.txt inside it{detail}"
         )
     if not os.path.exists(path):
         raise TokenizerNotFoundError(name, _not_found(name))
