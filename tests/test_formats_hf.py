@@ -445,6 +445,8 @@ MALFORMED = [
         r"added_tokens\[0\]: expected an object",
     ),
     ("vocab not object", _set(["model", "vocab"], []), "key 'vocab' is \\[\\]"),
+    # the file's name, then the key: not "tokenizer.json.added_tokens"
+    ("added not array", _set(["added_tokens"], {"<s>": 1}), r"\.json: added_tokens is \{"),
 ]
 
 

@@ -641,7 +641,9 @@ def _added_tokens(doc: Mapping, name: str, model_vocab: _core.ModelTables) -> li
     """The added tokens with the ids HF gives them: a token already in the model's vocab
     keeps that id, the others are numbered from the model's size on, in order (HF ignores the
     file's ids, so a file whose ids differ is refused rather than read two ways)."""
-    raw = _opt(doc, "added_tokens", name, list, [])
+    # A top-level key: "file: added_tokens", not _opt's "where.key" ("file.json.added_tokens").
+    raw = doc.get("added_tokens")
+    raw = [] if raw is None else _typed(raw, f"{name}: added_tokens", list)
     out: list[pl.AddedToken] = []
     seen: dict[str, int] = {}
     next_id = len(model_vocab)
