@@ -43,8 +43,9 @@ def read_tokenizer_json(path: str | os.PathLike, expected: str) -> object:
 
 
 def _read(path: str | os.PathLike) -> bytes:
-    """The file's bytes, without the UTF-8 byte order mark that Windows tools write (JSON
-    parsers refuse it, HuggingFace's reader skips it)."""
+    """The file's bytes, without the UTF-8 byte order mark that Windows tools write: JSON
+    parsers refuse it (HF tokenizers 0.22 too: "expected value at line 1 column 1"), and a
+    file an editor saved would not load for one invisible character."""
     with open(path, "rb") as f:
         raw = f.read()
     return raw[len(codecs.BOM_UTF8) :] if raw.startswith(codecs.BOM_UTF8) else raw
