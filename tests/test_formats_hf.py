@@ -570,3 +570,31 @@ def test_add_prefix_space_is_not_dropped_by_the_other_formats(tmp_path):
         with pytest.raises(FormatError, match=r"add_prefix_space.*save it as huggingface"):
             tok.save(tmp_path / "out" / f"tok.{fmt}", format=fmt)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_template_is_dropped_by_the_rank_formats_with_a_warning(tmp_path):
+    # GPT-2's tokenizer.json with a template that puts <|endoftext|> first: HF adds it only
+    # with add_special_tokens; a rank file keeps every other id and says what it drops.
+    doc = json.loads(shared("fixtures", "tokenizers", "gpt2", "tokenizer.json").read_text("utf-8"))
+    eot = {"id": "<|endoftext|>", "type_id": 0}
+    doc["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [{"SpecialToken": eot}, {"Sequence": {"id": "A", "type_id": 0}}],
+        "pair": [{"SpecialToken": eot}, {"Sequence": {"id": "A", "type_id": 0}}],
+        "special_tokens": {
+            "<|endoftext|>": {"id": "<|endoftext|>", "ids": [50256], "tokens": ["<|endoftext|>"]}
+        },
+    }
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    hf_tok = Tokenizer.from_file(str(path))
+    text = "Hello world, again"
+    plain = hf_tok.encode(text, add_special_tokens=False).ids
+    assert hf_tok.encode(text).ids == [50256, *plain]
+    tok = bytepair.Tokenizer.load(path)
+    out = tmp_path / "gpt2.tiktoken"
+    with pytest.warns(bytepair.FormatWarning, match="post-processor template") as caught:
+        tok.save(out, format="tiktoken")
+    assert [w.filename for w in caught if "template" in str(w.message)] == [__file__]
+    again = bytepair.Tokenizer.load(out, pattern="gpt2", special_tokens={"<|endoftext|>": 50256})
+    assert again.encode(text) == plain

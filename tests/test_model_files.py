@@ -379,9 +379,8 @@ def test_llama3s_template_and_ignore_merges_are_not_dropped_by_the_other_formats
     assert len(hf.encode(word, add_special_tokens=False).ids) == 1
     hf.model.ignore_merges = False
     assert len(hf.encode(word, add_special_tokens=False).ids) > 1
-    for fmt in ("gpt2", "tiktoken", "tekken"):
-        with pytest.raises(bytepair.FormatError, match=r"template.*save it as huggingface"):
-            tok.save(tmp_path / f"out.{fmt}", format=fmt)
-    with pytest.raises(bytepair.FormatError, match="ignore_merges"):
-        tok.save(tmp_path / "gpt2", format="gpt2")
+    # The template is only warned about (test_formats_hf.py); ignore_merges refuses gpt2.
+    with pytest.warns(bytepair.FormatWarning, match="template"):
+        with pytest.raises(bytepair.FormatError, match=r"ignore_merges.*save it as huggingface"):
+            tok.save(tmp_path / "gpt2", format="gpt2")
     assert sorted(p.name for p in tmp_path.iterdir()) == []

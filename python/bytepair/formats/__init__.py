@@ -15,11 +15,13 @@ import codecs
 import dataclasses
 import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 
 from bytepair import special
 from bytepair.errors import (
     FormatError,
+    FormatWarning,
     PatternError,
     SpecialTokenError,
     TokenizerNotFoundError,
@@ -233,8 +235,9 @@ def save(data, path: str | os.PathLike, format: str | None = None) -> None:
 
     A tokenizer.json pipeline that is more than a pattern and special tokens (a normalizer,
     several pre-tokenizer steps, ByteLevel's add_prefix_space, flagged or non-special added
-    tokens, a post-processor template; for gpt2, ignore_merges) is written as huggingface
-    only: the other formats would drop part of it, and encode differently.
+    tokens; for gpt2, ignore_merges) is written as huggingface only: the other formats would
+    drop part of it, and encode differently. A post-processor template (the tokens
+    ``add_special_tokens=True`` adds) is dropped with a ``FormatWarning``.
     Special tokens that share an id (tiktoken's o200k_harmony) are saved as tiktoken only:
     SpecialTokenError for the others."""
     data = tokenizer_data.of(data)
@@ -294,7 +297,16 @@ def _check_portable(data: TokenizerData, format: str, path) -> None:
     if any(not t.special or not t.plain for t in pipeline.added_tokens):
         lost.append("its non-special or flagged added tokens")
     if pipeline.template is not None:
-        lost.append("its post-processor template (the tokens add_special_tokens=True adds)")
+        # A warning, not an error: encode's ids are kept; the tokens the template adds are
+        # a convention for the caller to apply, as Meta's own code adds Llama 3's
+        # <|begin_of_text|> to its tiktoken file's ids.
+        warnings.warn(
+            f"{os.fspath(path)}: the {format} format has no place for the post-processor "
+            f"template, so encode(add_special_tokens=True) of the file will not add its "
+            f"tokens; add them yourself, or save as huggingface to keep it",
+            FormatWarning,
+            stacklevel=4,
+        )
     if pipeline.ignore_merges and format == "gpt2":
         # tiktoken's and Tekken's rank rule is ignore_merges; merges.txt has no such flag,
         # and without it a pre-token that is a token may be split (Llama 3's " використання").
