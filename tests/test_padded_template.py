@@ -185,6 +185,8 @@ def test_pad_gives_transformers_arrays_for_ids_already_encoded(folder, kw):
     # The tutorial pads with id 0; an id pads as a token's text does.
     zero = tok.pad([[101, 7592, 102], [101, 2023, 2003, 102]], pad_token=0)
     assert zero["input_ids"].tolist() == [[101, 7592, 102, 0], [101, 2023, 2003, 102]]
+    square = tok.pad(numpy.array([[5, 6], [7, 8]]))  # rows of one length, as an array
+    assert square["input_ids"].tolist() == [[5, 6], [7, 8]]
 
 
 def test_pad_refuses_what_no_rectangle_holds():

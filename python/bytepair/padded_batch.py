@@ -204,7 +204,7 @@ def pad(
     import numpy
 
     rows = batch["input_ids"] if isinstance(batch, Mapping) else batch
-    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):  # a 2-D array is fine
         raise TypeError(f"pad takes a list of lists of ids, got {type(rows).__name__}")
     for n, row in enumerate(rows):
         if isinstance(row, (str, bytes, int)) or not hasattr(row, "__len__"):
