@@ -374,7 +374,7 @@ def test_an_unrecognised_rank_file_without_a_pattern_warns(tmp_path):
     assert bytepair.Tokenizer.load(path, pattern="o200k").pattern == patterns.O200K
 
 
-@pytest.mark.parametrize("name", ["qwen3.5", "llama3", "o200k"])
+@pytest.mark.parametrize("name", ["qwen3.5", "Qwen3.5", "Llama-3", "llama3", "o200k"])
 def test_a_name_that_is_no_file_says_which_names_load_and_how_to_load_a_file(name):
     with pytest.raises(bytepair.TokenizerNotFoundError) as err:
         bytepair.Tokenizer.load(name)

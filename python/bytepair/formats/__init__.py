@@ -96,11 +96,12 @@ def _not_found(name: str) -> str:
     from bytepair.formats.tiktoken import KNOWN_NAMES, NAMES
 
     names = ", ".join(NAMES)
-    if name in _KNOWN_FILES:
+    known = re.sub(r"[\s_-]", "", name.lower())  # as people write it: Qwen3.5, Llama-3
+    if known in _KNOWN_FILES:
         return (
             f"no such tokenizer file, nor a tiktoken encoding name ({names}): {name} is a "
             "published rank file, which bytepair recognises when loaded by its path (e.g. "
-            f"{_KNOWN_FILES[name]}) and gives its pattern and special tokens"
+            f"{_KNOWN_FILES[known]}) and gives its pattern and special tokens"
         )
     return (
         f"no such tokenizer file or directory, nor a tiktoken encoding name ({names}). To "
