@@ -273,3 +273,14 @@ def test_a_gpt2_folder_missing_one_file_names_the_missing_one(tmp_path):
     (folder / "vocab.json").rename(folder / "merges.txt")
     with pytest.raises(FormatError, match=r"gpt2: .*no vocab\.json"):
         bytepair.Tokenizer.load(folder)
+
+
+def test_a_folder_with_a_pair_under_other_names_says_how_to_load_it(tmp_path):
+    # CS336's files are gpt2_vocab.json and gpt2_merges.txt: a folder of them is no
+    # vocab.json + merges.txt, and the error names the pair to pass instead.
+    for name in ("gpt2_vocab.json", "gpt2_merges.txt"):
+        (tmp_path / name).write_bytes(shared("fixtures", "cs336", name).read_bytes())
+    with pytest.raises(FormatError, match=r"it has gpt2_vocab\.json and gpt2_merges\.txt: load"):
+        bytepair.Tokenizer.load(tmp_path)
+    pair = (tmp_path / "gpt2_vocab.json", tmp_path / "gpt2_merges.txt")
+    assert bytepair.Tokenizer.load(pair).vocab_size == 50257  # the count in gpt2_vocab.json

@@ -58,6 +58,13 @@ def detect(path: str | os.PathLike) -> str:
         if len(missing) == 1:  # a copy or download cut short: name the file it lacks
             present = pair[0] if missing[0] == pair[1] else pair[1]
             detail = f"; it has {present} but no {missing[0]}"
+        else:  # a pair under other names, as CS336's gpt2_vocab.json + gpt2_merges.txt
+            files = sorted(os.listdir(path))
+            vocabs = [f for f in files if "vocab" in f and f.endswith(".json")]
+            merges = [f for f in files if "merges" in f and f.endswith(".txt")]
+            if len(vocabs) == 1 and len(merges) == 1:
+                both = tuple(os.path.join(name, f) for f in (vocabs[0], merges[0]))
+                detail = f"; it has {vocabs[0]} and {merges[0]}: load them as a pair, {both!r}"
         raise FormatError(
             f"{name}: a directory, but not a GPT-2 tokenizer; expected vocab.json and "
             f"merges.txt inside it{detail}"
