@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from bytepair import _core
+from bytepair import _core, metrics
 from bytepair import documents as corpus_docs
 from bytepair.corpus_files import is_compressed, open_corpus
 from bytepair.progress import Bar, shown
@@ -239,9 +239,7 @@ def count_tokens(
                     bar.update(chunk.end)
                 continue
             with open_corpus(path) as f:
-                ids = tok.encode_iterable(_blocks(f, bar), allowed_special="all")
-                while part := list(itertools.islice(ids, 1 << 16)):
-                    counts.update(part)
+                counts.update(metrics.token_counts(tok, _blocks(f, bar)))
     return dict(sorted(counts.items()))
 
 

@@ -26,6 +26,7 @@ from bytepair.cli.io import (
     is_stdout,
     load_tokenizer,
     options_for,
+    show_progress,
     write_output,
 )
 from bytepair.cli.report import bytes_per_token, regular_tokens
@@ -219,7 +220,7 @@ def run(args) -> int:
         if path == args.reference:
             reference = name
     info(args, "encoding " + ", ".join(f"{k} ({len(v):,} bytes)" for k, v in corpora.items()))
-    results = metrics.compare(tokenizers, corpora)
+    results = metrics.compare(tokenizers, corpora, progress=show_progress(args))
     table = {c: {t: m.bytes_per_token for t, m in row.items()} for c, row in results.items()}
     print("bytes per token (higher = fewer tokens for the same text):")
     print(bytes_per_token_table(table))
