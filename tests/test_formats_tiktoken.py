@@ -516,3 +516,16 @@ def test_two_names_for_one_id_stay_refused_in_a_tokenizer_made_by_hand(harmony):
     _, tok, _ = harmony
     with pytest.raises(bytepair.SpecialTokenError, match="both have id 200018"):
         bytepair.Tokenizer(tok.vocab, None, tok.special_tokens, tok.pattern)
+
+
+def test_a_rank_file_with_a_byte_order_mark_loads_as_without_it(tmp_path, tiktoken_encoding):
+    # A Windows editor's mark before the first line: tiktoken's base64 decoding drops it.
+    path = tmp_path / "r50k_base.tiktoken"
+    path.write_bytes(
+        b"\xef\xbb\xbf" + shared("fixtures", "tiktoken", "r50k_base.tiktoken").read_bytes()
+    )
+    enc = tiktoken_encoding("r50k_base")
+    text = "Hello world, a mark\ufeff stays text"
+    tok = bytepair.Tokenizer.load(path)  # still recognised as r50k_base: no pattern needed
+    assert tok.encode(text) == enc.encode(text)
+    assert tt.read_ranks(path) == enc._mergeable_ranks

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import dataclasses
 import hashlib
 import os
@@ -192,10 +193,14 @@ def parse_line(line: str, name: str, n: int) -> tuple[bytes, int]:
 
 def read_ranks(path: str | os.PathLike) -> dict[bytes, int]:
     """The validated rank table: unique tokens, unique ranks (gaps: see `first_gap`)."""
-    name = os.fspath(path)
+    return parse_ranks(_read(path), os.fspath(path))
+
+
+def _read(path: str | os.PathLike) -> bytes:
+    """The file's bytes without a UTF-8 byte order mark (a Windows editor's): tiktoken's
+    base64 decoding drops the mark's bytes unseen, so the file loads there."""
     with open(path, "rb") as f:
-        raw = f.read()
-    return parse_ranks(raw, name)
+        return f.read().removeprefix(codecs.BOM_UTF8)
 
 
 def parse_ranks(raw: bytes, name: str) -> dict[bytes, int]:
@@ -258,8 +263,7 @@ def read(
     was given.
     """
     name = os.fspath(path)
-    with open(path, "rb") as f:
-        raw = f.read()
+    raw = _read(path)
     known = KNOWN.get(hashlib.sha256(raw).hexdigest())
     guessed = known is None and pattern is None
     if known is not None:
