@@ -109,6 +109,11 @@ def test_inspect_audit_errors(tmp_path, a_space_tok):
     assert_usage_error(run("inspect", a_space_tok, "--pattern", "gpt2"), "pattern")
 
 
+def test_inspect_refuses_two_tokenizers(a_space_tok, ab_tok):
+    # TOKENIZER and -t name the one tokenizer to inspect: given both, one was ignored.
+    assert_usage_error(run("inspect", a_space_tok, "-t", ab_tok), "TOKENIZER", "-t")
+
+
 # -- compare: metrics, parity, audit, Zipf plot ---------------------------------------------------
 
 

@@ -40,6 +40,9 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
 
 
 def run(args) -> int:
+    if args.tokenizer_file is not None and args.tokenizer is not None:
+        # Both name the one tokenizer inspected: one of them would be silently ignored.
+        raise UsageError("inspect takes TOKENIZER or -t TOKENIZER, not both")
     spec = args.tokenizer_file or args.tokenizer
     if spec is None:
         raise UsageError("inspect needs a tokenizer: bytepair inspect TOKENIZER")
