@@ -158,6 +158,15 @@ def test_compare_audit_and_zipf_plot(tmp_path, ab_tok):
     assert png_size(zipf)[0] > png_size(plain)[0]  # the Zipf panel beside the bars
 
 
+@pytest.mark.parametrize("value", ["-5", "1MB"])
+def test_compare_max_bytes_must_be_a_count(tmp_path, ab_tok, value):
+    # Help: "default 1 MB; 0: all"; a negative count of bytes means nothing.
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(b"ab ab")
+    err = assert_usage_error(run("compare", ab_tok, "--corpus", corpus, "--max-bytes", value))
+    assert "--max-bytes" in err and value in err
+
+
 def test_compare_rejects_an_empty_corpus(tmp_path, ab_tok):
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")

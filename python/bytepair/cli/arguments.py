@@ -32,6 +32,17 @@ def positive(text: str) -> int:
     return value
 
 
+def non_negative(text: str) -> int:
+    """A count where 0 has a meaning (``--max-bytes 0``: all of it); below 0, none."""
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0")
+    return value
+
+
 def vocab_size(text: str) -> int:
     try:
         value = int(text.replace("_", ""))

@@ -155,7 +155,7 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
     )
     p.add_argument(
         "--max-bytes",
-        type=int,
+        type=arguments.non_negative,
         default=1_000_000,
         help="read at most this much of each corpus (default 1 MB; 0: all)",
     )
@@ -202,7 +202,7 @@ def run(args) -> int:
         print(overlap_table(tokenizers))
         return 0
     # Parity compares translations: cut at --max-bytes they would stop at different places.
-    limit = None if args.max_bytes <= 0 or args.reference else args.max_bytes
+    limit = None if args.max_bytes == 0 or args.reference else args.max_bytes
     paths = list(args.corpus)
     if args.reference is not None:
         same = [p for p in paths if os.path.realpath(p) == os.path.realpath(args.reference)]
