@@ -100,3 +100,14 @@ def test_chat_without_jinja2_is_one_line_saying_what_to_install(folder, tmp_path
     args = ["tokenize", "-t", str(folder), "--chat", str(folder / "conversation.json")]
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, timeout=300)
     assert_usage_error(proc, "pip install 'bytepair[chat]'")
+
+
+def test_chat_template_without_chat_is_an_error(folder, tmp_path, capsys):
+    # --chat-template is read only with --chat: without it, tokenize used to ignore it (even
+    # a missing file) and show the text as if no template had been asked for.
+    missing = str(tmp_path / "missing.jinja")
+    assert main(["tokenize", "-t", str(folder), "--chat-template", missing, "hi"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "--chat-template" in captured.err
+    assert "--chat" in captured.err.replace("--chat-template", "")

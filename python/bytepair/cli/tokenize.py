@@ -50,6 +50,9 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
 def run(args) -> int:
     if args.chat is not None:
         return tokenize_chat(args)
+    if args.chat_template is not None:
+        # Only --chat renders a template: the text would be shown as if none had been asked for.
+        raise UsageError("tokenize --chat-template goes with --chat CONVERSATION.json")
     if args.file is not None and args.text is not None:
         raise UsageError("tokenize takes TEXT or --file, not both")
     if args.file not in (None, "-") and not is_stdout(args.html):
