@@ -275,6 +275,20 @@ def test_convert_never_writes_over_its_input(tmp_path, en_tok):
     assert tok.read_bytes() == before
 
 
+@pytest.mark.parametrize("out", ["-", "/dev/stdout"])
+def test_convert_to_stdout_is_refused_and_keeps_a_file_named_dash(tmp_path, en_tok, out):
+    """`-` and /dev/stdout are stdout (README), which a tokenizer file, written atomically,
+    cannot go to: convert used to write a file named `-`, replacing one without --force,
+    and to say of /dev/stdout on a pipe that "its folder does not exist"."""
+    keep = b"a file the user wants to keep\n"
+    (tmp_path / "-").write_bytes(keep)
+    proc = run("convert", en_tok, out, cwd=tmp_path)
+    assert_usage_error(proc, f"OUT {out}", "stdout")
+    assert proc.stdout == b""
+    assert (tmp_path / "-").read_bytes() == keep
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["-"]
+
+
 def test_every_command_takes_force():
     for command in ("train", "encode", "decode", "tokenize", "inspect", "compare", "convert"):
         assert "--force" in ok(run(command, "--help")), command

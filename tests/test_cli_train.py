@@ -113,6 +113,18 @@ def test_train_replaces_an_existing_output_only_with_force(tmp_path):
 # -- bytepair train agrees with bytepair.train ---------------------------------------------
 
 
+def test_train_to_stdout_is_refused_and_keeps_a_file_named_dash(tmp_path):
+    """`-o -` is stdout (README), which a tokenizer file, written atomically, cannot go to:
+    train used to write a file named `-`, replacing one without --force."""
+    (tmp_path / "c.txt").write_text(CAT)
+    keep = b"a file the user wants to keep\n"
+    (tmp_path / "-").write_bytes(keep)
+    proc = run("train", "c.txt", "-o", "-", "--vocab-size", 261, cwd=tmp_path)
+    assert_usage_error(proc, "-o -", "stdout")
+    assert proc.stdout == b""
+    assert (tmp_path / "-").read_bytes() == keep
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     path = tmp_path_factory.mktemp("first-use") / "en.txt"

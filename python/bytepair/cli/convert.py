@@ -33,7 +33,7 @@ def run(args) -> int:
     written = tokenizer_files(args.output, fmt)
     for path in written:  # first: --force would not make these writable
         documents.check_output([args.input], path)
-    check_output(args, args.output, "OUT", written)
+    check_output(args, args.output, "OUT", written, stream=False)
     # Only for inputs that do not store them (.tiktoken, GPT-2 files): formats.load says so.
     conversion.convert(args.input, args.output, to=fmt, **arguments.load_options(args))
     info(args, f"wrote {args.output} ({fmt})")

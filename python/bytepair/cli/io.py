@@ -139,13 +139,24 @@ def tokenizer_files(path: str, fmt: str) -> list[str]:
 
 
 def check_output(
-    args, path: str | None, option: str = "-o", files: Iterable[str] | None = None
+    args,
+    path: str | None,
+    option: str = "-o",
+    files: Iterable[str] | None = None,
+    stream: bool = True,
 ) -> None:
     """Fails before the slow work, not after it, when an output's folder does not exist, or
     when the output (or one of ``files``, those the command writes for it) exists and
     ``--force`` was not given: nothing is replaced without the user's say. ``option`` is
-    where the output was named, for the error."""
+    where the output was named, for the error. ``stream=False``: an output written only
+    atomically (a tokenizer file), which stdout cannot take unless it is a regular file."""
     if is_stdout(path):
+        # Else `-` became a file named "-" (replaced without --force), and /dev/stdout on a
+        # pipe failed in the rename saying that its folder does not exist.
+        if not stream and (path == "-" or not os.path.isfile(path)):
+            raise UsageError(
+                f"{option} {path}: a tokenizer file cannot be written to stdout; name a file"
+            )
         return
     parent = Path(path.rstrip("/" + os.sep) or ".").resolve().parent
     if not parent.is_dir():

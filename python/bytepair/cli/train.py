@@ -144,7 +144,7 @@ def run(args) -> int:
     written = tokenizer_files(args.output, fmt)
     for path in written:  # first: --force would not make these writable
         documents.check_output(given, path)
-    check_output(args, args.output, files=written)
+    check_output(args, args.output, files=written, stream=False)
     start = time.perf_counter()
     paths, held_out = (args.files, b"") if ray else holdout.carve(args.files, args.holdout)
     tok = bytepair.train(
