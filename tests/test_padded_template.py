@@ -87,6 +87,10 @@ def test_a_max_length_below_the_template_is_refused(folder):
         {"padding": True, "truncation": True},  # no model_max_length: nothing is cut
         {"padding": False, "truncation": True, "max_length": 4},  # every row has 4 ids
         {"padding": False, "truncation": True, "max_length": 4, "pad_to_multiple_of": 3},
+        # transformers' names of its truncation strategies: the first two cut, the last not.
+        {"padding": True, "truncation": "longest_first", "max_length": 6},
+        {"padding": True, "truncation": "only_first", "max_length": 6},
+        {"padding": True, "truncation": "do_not_truncate", "max_length": 6},
     ],
 )
 def test_the_options_of_transformers_give_its_arrays(folder, kw):
@@ -123,6 +127,13 @@ def test_ragged_rows_are_refused(folder, kw, match):
     assert [len(row) for row in hf_rows] == [5, 3]  # each with the template's 2 ids
     with pytest.raises(ValueError, match=match):
         tok.encode_batch_padded(texts, **kw)
+
+
+def test_a_truncation_strategy_for_pairs_is_refused(folder):
+    # "only_second" cuts the second text of a pair; a batch of single texts has none.
+    tok = bytepair.Tokenizer.load(folder / "tokenizer.json")
+    with pytest.raises(ValueError, match="truncation must be True, False or one of"):
+        tok.encode_batch_padded(["abc"], truncation="only_second", max_length=3)
 
 
 def test_no_padding_needs_no_pad_token():

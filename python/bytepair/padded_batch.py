@@ -119,6 +119,23 @@ def strategy(padding: bool | str) -> str:
     return padding
 
 
+#: transformers' truncation strategies that cut a single text; "do_not_truncate" is False.
+TRUNCATIONS = ("longest_first", "only_first", "do_not_truncate")
+
+
+def truncating(truncation: bool | str) -> bool:
+    """Whether ``truncation`` (a bool, or transformers' name of a strategy) cuts: a name is
+    a true str, so "do_not_truncate" must be read, not tested for truth."""
+    if isinstance(truncation, bool):
+        return truncation
+    if truncation not in TRUNCATIONS:
+        # "only_second" cuts a pair's second text, which a batch of single texts has not.
+        raise ValueError(
+            f"truncation must be True, False or one of {TRUNCATIONS}, got {truncation!r}"
+        )
+    return truncation != "do_not_truncate"
+
+
 def default_max_length(tok, padding: str) -> int | None:
     """transformers' limit when ``max_length`` is not given: the config's model_max_length,
     else none (truncation then cuts nothing; padding to max_length is refused)."""
@@ -154,7 +171,7 @@ def encode(
     *,
     pad_token: str | int | None = None,
     max_length: int | None = None,
-    truncation: bool = False,
+    truncation: bool | str = False,
     padding: bool | str = "longest",
     padding_side: str = "right",
     pad_to_multiple_of: int | None = None,
@@ -167,6 +184,7 @@ def encode(
     import numpy
 
     padding = strategy(padding)
+    truncation = truncating(truncation)
     if max_length is None and (truncation or padding == "max_length"):
         max_length = default_max_length(tok, padding)
         truncation = truncation and max_length is not None

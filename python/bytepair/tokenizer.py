@@ -454,7 +454,7 @@ class Tokenizer:
         *,
         pad_token: str | int | None = None,
         max_length: int | None = None,
-        truncation: bool = False,
+        truncation: bool | Literal["longest_first", "only_first", "do_not_truncate"] = False,
         padding: bool | Literal["longest", "max_length", "do_not_pad"] = "longest",
         padding_side: Literal["right", "left"] = "right",
         pad_to_multiple_of: int | None = None,
@@ -472,9 +472,11 @@ class Tokenizer:
         the rows must have one length: ragged rows, which transformers returns as an object
         array of arrays, raise ``ValueError``, as does a row longer than ``max_length`` with
         ``padding="max_length"`` and no truncation. Without truncation, ``max_length`` does
-        not cut and ``"longest"`` ignores it. ``truncation=True`` cuts each text's ids to
-        ``max_length`` (from the end); without ``max_length`` the limit is the config's
-        ``model_max_length``, and with none known nothing is cut, as in transformers.
+        not cut and ``"longest"`` ignores it. ``truncation=True`` (or
+        ``"longest_first"``/``"only_first"``; ``"do_not_truncate"`` is False) cuts each
+        text's ids to ``max_length`` (from the end); without ``max_length`` the limit is
+        the config's ``model_max_length``, and with none known nothing is cut, as in
+        transformers.
         ``pad_token`` defaults to the tokenizer's (``config``).
 
         ``add_special_tokens`` (True, as in transformers) adds what the tokenizer's
