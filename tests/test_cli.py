@@ -13,7 +13,7 @@ from pathlib import Path
 
 import bytepair
 import pytest
-from cli_run import assert_not_replaced, assert_usage_error, ok, run
+from cli_run import CAT, assert_not_replaced, assert_usage_error, ok, run
 
 # -- the entry points ---------------------------------------------------------------------
 
@@ -168,6 +168,16 @@ def test_compare_labels_two_trainings_by_their_folders(tmp_path, cat_tok, en_tok
     rows = [line.split()[0] for line in out.splitlines()[2:4]]
     assert rows == ["A/c.txt", "B/c.txt"]
     assert_usage_error(run("compare", a, a, "--corpus", corpora[0]), "given twice")
+
+
+@pytest.mark.parametrize("name", ["chart.svg", "chart.pdf", "chart.txt"])
+def test_compare_plot_is_refused_under_a_name_that_is_not_png(tmp_path, cat_tok, name):
+    """--plot OUT.png draws a PNG: under another suffix it wrote PNG bytes that a viewer
+    opens as SVG or PDF and fails on. Refused before any work; nothing is written."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(CAT)
+    assert_usage_error(run("compare", cat_tok, "--corpus", corpus, "--plot", tmp_path / name))
+    assert not (tmp_path / name).exists()
 
 
 def test_compare_plot_without_matplotlib_says_how_to_install(tmp_path, cat_tok):

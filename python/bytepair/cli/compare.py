@@ -184,6 +184,9 @@ def run(args) -> int:
         check_plotting()  # before the slow part, not after it
         if not is_stdout(args.plot):
             documents.check_output(args.corpus, args.plot)  # the picture over its text
+            if Path(args.plot).suffix.lower() not in ("", ".png"):
+                # The chart is always a PNG: named .svg or .pdf, a viewer fails to open it.
+                raise UsageError(f"--plot {args.plot}: the chart is a PNG; name it .png")
         check_output(args, args.plot, "--plot")
     options = arguments.load_options(args)
     per_spec = {spec: options_for(spec, options) for spec in names}
