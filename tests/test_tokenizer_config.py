@@ -192,3 +192,35 @@ def test_saving_chatml_tokens_keeps_the_folder_template_and_refuses_a_bad_config
     with pytest.raises(FormatError, match="expected a JSON object"):
         tutorial_tokenizer().save(tmp_path / "b" / "tokenizer.json")
     assert os.listdir(tmp_path / "b") == ["tokenizer_config.json"]  # no tokenizer.json alone
+
+
+def test_template_files_beat_the_config_and_name_the_others_as_in_transformers(tmp_path):
+    # transformers saves one template as chat_template.jinja and the named others as
+    # additional_chat_templates/<name>.jinja; on loading, those files beat a template in
+    # tokenizer_config.json.
+    tutorial_tokenizer().save(f"{tmp_path}/a/")
+    hf = auto_tokenizer(tmp_path / "a")
+    hf.chat_template = {
+        "default": "{% for m in messages %}D:{{ m.content }}{% endfor %}",
+        "tool_use": "{% for m in messages %}T:{{ m.content }}{% endfor %}{{ tools | length }}",
+        "rag": "{% for m in messages %}R:{{ m.content }}{% endfor %}",
+    }
+    hf.save_pretrained(tmp_path / "b")
+    folder = tmp_path / "b"
+    assert (folder / "additional_chat_templates" / "rag.jinja").is_file()
+    config = json.loads((folder / "tokenizer_config.json").read_text("utf-8"))
+    config["chat_template"] = "STALE"  # a repo may hold both: the files win
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), "utf-8")
+    hf = auto_tokenizer(folder)
+    tok = bytepair.Tokenizer.load(folder)
+    messages = [{"role": "user", "content": "hi"}]
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    for kw in ({}, {"chat_template": "rag"}, {"tools": tools}):
+        expected = hf.apply_chat_template(messages, tokenize=False, **kw)
+        assert tok.apply_chat_template(messages, tokenize=False, **kw) == expected, kw
+    # Only chat_template.jinja: it beats the config's template too.
+    (folder / "additional_chat_templates" / "rag.jinja").unlink()
+    (folder / "additional_chat_templates" / "tool_use.jinja").unlink()
+    hf = auto_tokenizer(folder)
+    expected = hf.apply_chat_template(messages, tokenize=False)
+    assert bytepair.Tokenizer.load(folder).apply_chat_template(messages, tokenize=False) == expected

@@ -24,6 +24,8 @@ CONFIG_NAME = "tokenizer_config.json"
 TOKENIZER_NAME = "tokenizer.json"
 #: transformers (v4.43 on) saves a single template in this file beside the config.
 JINJA_NAME = "chat_template.jinja"
+#: ... and the named others as <name>.jinja in this folder (the one above is "default").
+JINJA_DIR = "additional_chat_templates"
 
 TOKEN_KEYS = ("bos_token", "eos_token", "pad_token", "unk_token")
 
@@ -134,20 +136,40 @@ def read(path: str | os.PathLike) -> TokenizerConfig:
 
 def beside(tokenizer_json: str | os.PathLike) -> TokenizerConfig | None:
     """The config in the folder of a file named tokenizer.json, or None when there is none
-    (or the file has another name: see ``config_file``). A ``chat_template.jinja`` there
-    gives the template when the config has none."""
+    (or the file has another name: see ``config_file``). Templates in ``chat_template.jinja``
+    and ``additional_chat_templates/*.jinja`` there beat the config's, as in transformers."""
     if os.path.basename(os.fspath(tokenizer_json)) != TOKENIZER_NAME:
         return None
     folder = os.path.dirname(os.path.abspath(tokenizer_json))
     config_path = os.path.join(folder, CONFIG_NAME)
-    jinja_path = os.path.join(folder, JINJA_NAME)
-    if not os.path.isfile(config_path) and not os.path.isfile(jinja_path):
+    files = _template_files(folder)
+    if not os.path.isfile(config_path) and not files:
         return None
     config = read(config_path) if os.path.isfile(config_path) else TokenizerConfig()
-    if config.chat_template is None and os.path.isfile(jinja_path):
-        with open(jinja_path, encoding="utf-8") as f:
-            config = dataclasses.replace(config, chat_template=f.read())
+    if files:
+        # transformers' rule: the files replace the config's template; "default" alone is
+        # the one unnamed template.
+        template = files["default"] if list(files) == ["default"] else files
+        config = dataclasses.replace(config, chat_template=template)
     return config
+
+
+def _template_files(folder: str) -> dict[str, str]:
+    """The templates transformers saves as files in ``folder``, by name."""
+    paths = {}
+    if os.path.isfile(os.path.join(folder, JINJA_NAME)):
+        paths["default"] = os.path.join(folder, JINJA_NAME)
+    named = os.path.join(folder, JINJA_DIR)
+    if os.path.isdir(named):
+        for name in sorted(os.listdir(named)):
+            path = os.path.join(named, name)
+            if name.endswith(".jinja") and os.path.isfile(path):
+                paths[name.removesuffix(".jinja")] = path
+    templates = {}
+    for name, path in paths.items():
+        with open(path, encoding="utf-8") as f:
+            templates[name] = f.read()
+    return templates
 
 
 # -- writing ------------------------------------------------------------------------------
