@@ -24,6 +24,27 @@ def test_help_lists_every_subcommand():
         assert command in out
 
 
+@pytest.mark.parametrize(
+    "command", ["train", "encode", "decode", "tokenize", "inspect", "compare", "convert"]
+)
+def test_help_explains_every_argument(command):
+    """Each argument line of `bytepair COMMAND --help` has a description after its name:
+    `--vocab-size VOCAB_SIZE`, `--threads THREADS`, `FILE` or `IN OUT` alone told a new
+    user nothing (not their meaning, their default, or which is which)."""
+    lines = ok(run(command, "--help")).splitlines()
+    listed = lines[lines.index("positional arguments:") :]
+    bare = []
+    for i, line in enumerate(listed):
+        # An argument line is indented by 2; its help follows on it (after 2+ spaces) or
+        # on the next line, indented further.
+        if not line.startswith("  ") or line.startswith("   "):
+            continue
+        follows = listed[i + 1] if i + 1 < len(listed) else ""
+        if "  " not in line.strip() and not follows.startswith("   "):
+            bare.append(line.strip())
+    assert bare == []
+
+
 def test_console_script_and_module_agree():
     script = Path(sys.executable).parent / "bytepair"
     assert script.exists(), "the bytepair console script is not installed"

@@ -143,7 +143,12 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         help="bytes/token per tokenizer per corpus, and vocabulary overlap (--pattern and "
         "--special-token: of those that do not store them)",
     )
-    p.add_argument("tokenizers", nargs="*", metavar="TOKENIZER")
+    p.add_argument(
+        "tokenizers",
+        nargs="*",
+        metavar="TOKENIZER",
+        help="tokenizer files in any format, or tiktoken encoding names",
+    )
     p.add_argument("-t", "--tokenizer", help="one more tokenizer")
     p.add_argument(
         "--corpus",

@@ -16,8 +16,10 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         parents=[parents.common, parents.load],
         help="convert between tokenizer formats",
     )
-    p.add_argument("input", metavar="IN")
-    p.add_argument("output", metavar="OUT")
+    p.add_argument("input", metavar="IN", help="the tokenizer file to read, in any format")
+    p.add_argument(
+        "output", metavar="OUT", help="where to write it: a file, or dir/ for GPT-2 files"
+    )
     p.add_argument(
         "--to",
         choices=["huggingface", "tiktoken", "gpt2"],

@@ -17,7 +17,12 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         parents=[parents.common, parents.load],
         help="vocab size, merges, longest tokens, lengths, scripts",
     )
-    p.add_argument("tokenizer_file", nargs="?", metavar="TOKENIZER")
+    p.add_argument(
+        "tokenizer_file",
+        nargs="?",
+        metavar="TOKENIZER",
+        help="a tokenizer file in any format, or a tiktoken encoding name",
+    )
     p.add_argument("-t", "--tokenizer", help="same as TOKENIZER")
     p.add_argument(
         "--show", type=arguments.positive, default=10, help="how many merges/tokens to list"

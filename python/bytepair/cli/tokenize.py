@@ -33,7 +33,13 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
     p.add_argument("-f", "--file", help="read the text from a file")
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML page")
     p.add_argument("--no-ids", dest="ids", action="store_false", help="hide the ids")
-    p.add_argument("--color", "--colour", choices=["auto", "always", "never"], default="auto")
+    p.add_argument(
+        "--color",
+        "--colour",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="auto (default): on a terminal without NO_COLOR; never: tokens split by |",
+    )
     p.add_argument(
         "--chat",
         metavar="CONVERSATION.json",

@@ -24,9 +24,19 @@ from bytepair.training_report import documents_line, peak_memory_mb
 def add_parsers(sub, parents: arguments.Parents) -> None:
     """Registers ``train``."""
     p = sub.add_parser("train", parents=[parents.common], help="train a tokenizer on text files")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="the corpus: text files, .jsonl, .parquet, directories or globs",
+    )
     p.add_argument("-o", "--output", required=True, help="where to save the tokenizer")
-    p.add_argument("--vocab-size", type=arguments.vocab_size, required=True)
+    p.add_argument(
+        "--vocab-size",
+        type=arguments.vocab_size,
+        required=True,
+        help="ids in the trained vocab: the 256 bytes, the merges and the special tokens",
+    )
     p.add_argument(
         "--special-token",
         action="append",
@@ -67,8 +77,13 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
         metavar="DIR",
         help="with --engine ray: keep each shard's counts in DIR and resume from them",
     )
-    p.add_argument("--min-frequency", type=arguments.positive, default=1)
-    p.add_argument("--threads", type=arguments.positive, default=None)
+    p.add_argument(
+        "--min-frequency",
+        type=arguments.positive,
+        default=1,
+        help="stop merging when the most frequent pair occurs fewer times (default 1)",
+    )
+    p.add_argument("--threads", type=arguments.positive, default=None, help="default: all cores")
     p.add_argument(
         "--format",
         choices=["huggingface", "tiktoken", "gpt2"],
