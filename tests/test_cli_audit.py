@@ -109,6 +109,16 @@ def test_inspect_audit_errors(tmp_path, a_space_tok):
     assert_usage_error(run("inspect", a_space_tok, "--pattern", "gpt2"), "pattern")
 
 
+@pytest.mark.parametrize("command", [["inspect", "--audit"], ["compare"]])
+def test_a_tokenizer_after_corpus_is_named_in_the_error(tmp_path, a_space_tok, command):
+    # --corpus takes every file after it, so `--corpus c.txt tok.json` reads tok.json as a
+    # corpus; "needs a tokenizer" alone told the user who had given one nothing.
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(b"a a")
+    proc = run(*command, "--corpus", corpus, a_space_tok)
+    assert_usage_error(proc, "tokenizer:", "before --corpus", str(a_space_tok))
+
+
 def test_inspect_refuses_two_tokenizers(a_space_tok, ab_tok):
     # TOKENIZER and -t name the one tokenizer to inspect: given both, one was ignored.
     assert_usage_error(run("inspect", a_space_tok, "-t", ab_tok), "TOKENIZER", "-t")

@@ -73,6 +73,17 @@ def fraction(text: str) -> float:
     return value
 
 
+def no_tokenizer(message: str, corpus: list) -> UsageError:
+    """The error of a command given no tokenizer. ``--corpus FILE ...`` takes every name
+    after it, so a tokenizer written there was read as a corpus: the error says so."""
+    if corpus:
+        message += (
+            f"; --corpus takes every name after it ({' '.join(map(str, corpus))}): "
+            "put the tokenizer before --corpus"
+        )
+    return UsageError(message)
+
+
 def load_options(args) -> dict:
     """``Tokenizer.load``'s keyword arguments from ``--pattern`` and ``--special-token``
     (``TEXT`` or ``TEXT=ID``): for a tokenizer file that does not store them.

@@ -182,7 +182,9 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
 def run(args) -> int:
     names = args.tokenizers + ([args.tokenizer] if args.tokenizer else [])
     if not names:
-        raise UsageError("compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F")
+        raise arguments.no_tokenizer(
+            "compare needs at least one tokenizer: bytepair compare T1 T2 --corpus F", args.corpus
+        )
     if not args.corpus and (args.audit or args.plot or args.reference):
         raise UsageError("compare: --audit, --plot and --reference measure --corpus FILE ...")
     if args.plot:

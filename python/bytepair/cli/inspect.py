@@ -50,7 +50,9 @@ def run(args) -> int:
         raise UsageError("inspect takes TOKENIZER or -t TOKENIZER, not both")
     spec = args.tokenizer_file or args.tokenizer
     if spec is None:
-        raise UsageError("inspect needs a tokenizer: bytepair inspect TOKENIZER")
+        raise arguments.no_tokenizer(
+            "inspect needs a tokenizer: bytepair inspect TOKENIZER", args.corpus
+        )
     if (args.corpus or args.json) and not args.audit:
         raise UsageError("inspect: --corpus and --json go with --audit")
     # A wrong --pattern for a rank file makes thousands of tokens look unreachable.
