@@ -7,13 +7,14 @@ input back byte for byte).
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 from pathlib import Path
 
 import bytepair
 import pytest
-from cli_run import CAT, assert_not_replaced, assert_usage_error, ok, run
+from cli_run import CAT, CAT_MERGES, assert_not_replaced, assert_usage_error, ok, run
 
 # -- the entry points ---------------------------------------------------------------------
 
@@ -255,6 +256,18 @@ def test_convert_gives_a_tiktoken_file_its_special_tokens_back(tmp_path, en_tok)
     text = "one<|endoftext|>two"
     original = bytepair.Tokenizer.load(en_tok)
     assert back.encode(text, allowed_special="all") == original.encode(text, allowed_special="all")
+
+
+def test_convert_takes_format_as_train_does(tmp_path, cat_tok):
+    """train names the output format --format; convert called it only --to, so the same
+    flag was a usage error there. Both now work. The tiktoken file's lines are checked
+    against the format itself: base64 of the token's bytes, then its rank (ids 0-255 are the
+    single bytes, then CAT's five merges in order)."""
+    out = tmp_path / "cat.ranks"
+    ok(run("convert", cat_tok, out, "--format", "tiktoken"))
+    lines = out.read_bytes().splitlines()
+    tokens = [bytes([i]) for i in range(256)] + [a + b for a, b in CAT_MERGES]
+    assert lines == [base64.b64encode(t) + b" %d" % i for i, t in enumerate(tokens)]
 
 
 def test_convert_replaces_an_existing_output_only_with_force(tmp_path, en_tok):

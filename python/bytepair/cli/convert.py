@@ -22,6 +22,8 @@ def add_parsers(sub, parents: arguments.Parents) -> None:
     )
     p.add_argument(
         "--to",
+        "--format",  # train's name for the same choice
+        dest="to",
         choices=["huggingface", "tiktoken", "gpt2"],
         help="output format (default: from OUT's name)",
     )
