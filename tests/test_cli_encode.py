@@ -177,6 +177,20 @@ def test_decode_rejects_what_is_not_an_id(en_tok):
         assert_usage_error(proc, f"item 2 is {word!r}, not a token id")
 
 
+def test_decode_names_a_npy_array_that_is_not_a_row_of_ids(tmp_path, en_tok):
+    """A 2-D array of ids in range ([[104, 105]]) was refused as "unknown token id
+    [104, 105]", and floats as unknown ids: the file, not an id, is what is wrong."""
+    import numpy
+
+    for name, array, words in (
+        ("rows.npy", numpy.array([[104, 105], [104, 105]]), ["2-D"]),
+        ("floats.npy", numpy.array([104.0, 105.0]), ["float64"]),
+    ):
+        numpy.save(tmp_path / name, array)
+        proc = run("decode", "-t", en_tok, tmp_path / name)
+        assert_usage_error(proc, name, "1-D array of integer token ids", *words)
+
+
 def test_encode_into_a_closed_pipe_is_not_an_error(en_tok, en_corpus):
     proc = subprocess.run(
         f"{sys.executable} -m bytepair encode -t {en_tok} --allow-special {en_corpus} | head -c 10",

@@ -223,7 +223,14 @@ def run_decode(args) -> int:
             import numpy
         except ImportError:
             raise UsageError("decoding a .npy file needs numpy: pip install numpy") from None
-        ids = numpy.load(args.input).tolist()
+        array = numpy.load(args.input)
+        # Else a row of ids ([104, 105]) or a float was refused as an "unknown token id".
+        if array.ndim != 1 or array.dtype.kind not in "iu":
+            raise UsageError(
+                f"{args.input}: a {array.ndim}-D {array.dtype} array; decode takes a 1-D "
+                "array of integer token ids, as encode -o FILE.npy writes"
+            )
+        ids = array.tolist()
     else:
         ids = parse_ids(read_input(args.input), args.input or "stdin")
     write_output(args.output, tok.decode_bytes(ids))
