@@ -4,6 +4,7 @@ beside a loaded tokenizer.json are read as transformers reads them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -224,3 +225,29 @@ def test_template_files_beat_the_config_and_name_the_others_as_in_transformers(t
     hf = auto_tokenizer(folder)
     expected = hf.apply_chat_template(messages, tokenize=False)
     assert bytepair.Tokenizer.load(folder).apply_chat_template(messages, tokenize=False) == expected
+
+
+def test_saving_a_template_over_transformers_template_files_replaces_them(tmp_path):
+    # transformers reads chat_template.jinja (and additional_chat_templates/) before the
+    # config: a template saved only into tokenizer_config.json there would be ignored.
+    tutorial_tokenizer().save(f"{tmp_path}/a/")
+    hf = auto_tokenizer(tmp_path / "a")
+    hf.chat_template = {"default": "OLD", "tool_use": "OLD TOOLS"}
+    folder = tmp_path / "b"
+    hf.save_pretrained(folder)
+    mine = {"default": "{{ messages[0].content }}!", "tool_use": "{{ tools | length }}"}
+    tok = bytepair.Tokenizer.load(tmp_path / "a")  # not the shared tutorial tokenizer
+    tok.config = dataclasses.replace(tok.config, chat_template=mine)
+    tok.save(folder)
+    hf = auto_tokenizer(folder)
+    assert hf.chat_template == mine
+    messages = [{"role": "user", "content": "hi"}]
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    back = bytepair.Tokenizer.load(folder)
+    for kw in ({}, {"tools": tools}):
+        expected = hf.apply_chat_template(messages, tokenize=False, **kw)
+        assert back.apply_chat_template(messages, tokenize=False, **kw) == expected
+    # One template, saved over the folder: the file holds it, as transformers saves it.
+    tok.config = dataclasses.replace(tok.config, chat_template="{{ messages | length }}")
+    tok.save(folder)
+    assert auto_tokenizer(folder).chat_template["default"] == "{{ messages | length }}"

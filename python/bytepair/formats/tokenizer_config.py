@@ -154,8 +154,8 @@ def beside(tokenizer_json: str | os.PathLike) -> TokenizerConfig | None:
     return config
 
 
-def _template_files(folder: str) -> dict[str, str]:
-    """The templates transformers saves as files in ``folder``, by name."""
+def _template_paths(folder: str) -> dict[str, str]:
+    """The files in which transformers saves templates in ``folder``, by template name."""
     paths = {}
     if os.path.isfile(os.path.join(folder, JINJA_NAME)):
         paths["default"] = os.path.join(folder, JINJA_NAME)
@@ -165,8 +165,13 @@ def _template_files(folder: str) -> dict[str, str]:
             path = os.path.join(named, name)
             if name.endswith(".jinja") and os.path.isfile(path):
                 paths[name.removesuffix(".jinja")] = path
+    return paths
+
+
+def _template_files(folder: str) -> dict[str, str]:
+    """The templates transformers saves as files in ``folder``, by name."""
     templates = {}
-    for name, path in paths.items():
+    for name, path in _template_paths(folder).items():
         with open(path, encoding="utf-8") as f:
             templates[name] = f.read()
     return templates
@@ -236,15 +241,39 @@ def config_file(data, tokenizer_json: str) -> dict[str, bytes]:
 def _merged_beside(config: TokenizerConfig, tokenizer_json: str, keep_template: bool):
     if os.path.basename(tokenizer_json) != TOKENIZER_NAME:
         return {}
-    config_path = os.path.join(os.path.dirname(os.path.abspath(tokenizer_json)), CONFIG_NAME)
+    folder = os.path.dirname(os.path.abspath(tokenizer_json))
+    config_path = os.path.join(folder, CONFIG_NAME)
     doc = _existing(config_path)
-    if keep_template and doc.get("chat_template") is not None:
+    in_files = bool(_template_paths(folder))
+    if keep_template and (in_files or doc.get("chat_template") is not None):
         config = dataclasses.replace(config, chat_template=None)  # the one there stays
+    files = {}
+    if in_files and config.chat_template is not None:
+        # transformers reads template files before the config, so a template written only
+        # to the config would be ignored: it goes into the files, as transformers saves it.
+        files = _as_template_files(folder, config.chat_template)
+        doc.pop("chat_template", None)
+        config = dataclasses.replace(config, chat_template=None)
     for key in TOKEN_KEYS:
         doc.pop(key, None)
     doc.update(to_json(config))
     text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
-    return {config_path: text.encode("utf-8")}
+    return {config_path: text.encode("utf-8"), **files}
+
+
+def _as_template_files(folder: str, template: str | Mapping[str, str]) -> dict[str, bytes]:
+    """``template`` in transformers' files: the one template (or "default") in
+    chat_template.jinja, each other named one in additional_chat_templates/."""
+    named = template if isinstance(template, Mapping) else {"default": template}
+    files = {}
+    for name, text in named.items():
+        if name == "default":
+            path = os.path.join(folder, JINJA_NAME)
+        else:
+            os.makedirs(os.path.join(folder, JINJA_DIR), exist_ok=True)  # written into next
+            path = os.path.join(folder, JINJA_DIR, f"{name}.jinja")
+        files[path] = text.encode("utf-8")
+    return files
 
 
 def _existing(config_path: str) -> dict:
