@@ -200,6 +200,24 @@ def test_pad_gives_transformers_arrays_for_ids_already_encoded(folder, kw):
     assert square["input_ids"].tolist() == [[5, 6], [7, 8]]
 
 
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_keeps_the_attention_mask_it_is_given(folder, side):
+    # A batch from an earlier step (a collator's, or one with a masked prefix) has its own
+    # mask: transformers pads it with zeros, it does not replace it with ones.
+    tok = bytepair.Tokenizer.load(folder / "tokenizer.json")
+    hf = auto_tokenizer(folder)
+    hf.padding_side = side
+    batch = {"input_ids": [[5, 6, 7], [8], [9, 10]], "attention_mask": [[0, 1, 1], [1], [1, 0]]}
+    expected = hf.pad(batch, return_tensors="np")
+    got = tok.pad(batch, padding_side=side)
+    for key in ("input_ids", "attention_mask"):
+        assert numpy.array_equal(got[key], expected[key]), key
+    with pytest.raises(
+        ValueError, match="attention_mask row 1 has 2 values, input_ids row 1 has 1"
+    ):
+        tok.pad({"input_ids": [[5, 6], [8]], "attention_mask": [[1, 1], [1, 1]]})
+
+
 def test_pad_refuses_what_no_rectangle_holds():
     tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<pad>"])
     with pytest.raises(ValueError, match=r"row 0 has 3 tokens, more than max_length=2: cut it"):

@@ -243,12 +243,41 @@ def pad(
     except (TypeError, ValueError, OverflowError) as e:
         raise TypeError(f"pad takes lists of int ids: {e}") from None
     width = target_length(lengths, padding, max_length, pad_to_multiple_of, rows="row")
-    return _rectangle(ids, offsets, lengths, width, pad, padding_side)
+    mask = _given_mask(batch, lengths) if isinstance(batch, Mapping) else None
+    return _rectangle(ids, offsets, lengths, width, pad, padding_side, mask)
 
 
-def _rectangle(ids, offsets, lengths, width: int, pad: int, padding_side: str) -> dict:
+def _given_mask(batch: Mapping, lengths):
+    """The batch's own ``attention_mask``, flat (None when it has none): transformers pads
+    it with zeros rather than replacing it, so a masked id stays masked."""
+    import itertools
+
+    import numpy
+
+    rows = batch.get("attention_mask")
+    if rows is None:
+        return None
+    if len(rows) != len(lengths):
+        raise ValueError(
+            f"attention_mask has {len(rows)} rows, input_ids has {len(lengths)}: pass one "
+            "mask row for each row of ids"
+        )
+    for n, (row, length) in enumerate(zip(rows, lengths.tolist(), strict=True)):
+        if len(row) != length:
+            raise ValueError(
+                f"attention_mask row {n} has {len(row)} values, input_ids row {n} has {length}"
+            )
+    try:
+        flat = itertools.chain.from_iterable(rows)
+        return numpy.fromiter(flat, numpy.int64, int(lengths.sum()))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"attention_mask takes lists of ints: {e}") from None
+
+
+def _rectangle(ids, offsets, lengths, width: int, pad: int, padding_side: str, mask=None) -> dict:
     """Rows ``ids[offsets[i] : offsets[i] + lengths[i]]`` in a (rows, ``width``) int64
-    array filled with ``pad`` on ``padding_side``, and the mask of the ids' places."""
+    array filled with ``pad`` on ``padding_side``, and the mask of the ids' places (there,
+    ``mask``'s values when given: a flat mask laid out as ``ids``)."""
     import numpy
 
     rows = len(lengths)
@@ -261,5 +290,5 @@ def _rectangle(ids, offsets, lengths, width: int, pad: int, padding_side: str) -
     source = numpy.repeat(offsets[:-1], lengths) + within
     column = within if padding_side == "right" else within + numpy.repeat(width - lengths, lengths)
     input_ids[row, column] = ids[source]
-    attention[row, column] = 1
+    attention[row, column] = 1 if mask is None else mask[source]
     return {"input_ids": input_ids, "attention_mask": attention}

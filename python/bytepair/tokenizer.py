@@ -524,7 +524,8 @@ class Tokenizer:
         padding_side: Literal["right", "left"] = "right",
         pad_to_multiple_of: int | None = None,
     ) -> dict[str, numpy.ndarray]:
-        """Pads ids already encoded (lists of ids, or a mapping with ``input_ids``) into
+        """Pads ids already encoded (lists of ids, or a mapping with ``input_ids``, whose
+        ``attention_mask``, if any, is kept and padded with zeros) into
         ``{"input_ids", "attention_mask"}``, int64 arrays equal to transformers'
         ``tokenizer.pad(..., return_tensors="np")`` with the same arguments. Never
         truncates: a row longer than ``max_length`` with ``padding="max_length"`` is a
