@@ -84,12 +84,17 @@ def test_inspect_audit_with_a_corpus(tmp_path, a_space_tok):
     out = ok(run("inspect", a_space_tok, "--audit", "--corpus", corpus, "--show", 3))
     lines = out.split("audit of ")[1].splitlines()
     assert lines[0] == "257 regular tokens and 0 special tokens"
-    assert lines[1].startswith("unreachable  1 ")
+    assert lines[1].startswith("unreachable      1 ")
     assert lines[2].split() == ["256", "'a", "'", "->", "'a'", "+", "'", "'"]
     unused = next(line for line in lines if line.startswith("unused"))
     # 257 regular tokens, of which a (97), " " (32) occur: 255 unused, 254 single bytes.
-    assert unused.startswith("unused       255 of 257 regular tokens (99.2%)")
+    assert unused.startswith("unused           255 of 257 regular tokens (99.2%)")
     assert "3 tokens; 254 of them single bytes" in unused
+    # The summary's counts in one column, the longest label's ("special as text") included.
+    labels = ("unreachable", "undecodable", "duplicates", "special as text", "unused")
+    summary = [line for line in lines if line.startswith(labels)]
+    assert len(summary) == 5
+    assert all(line[16] == " " and line[17] != " " for line in summary), summary
 
 
 def test_inspect_audit_json_with_a_corpus(tmp_path, a_space_tok):

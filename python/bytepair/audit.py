@@ -257,7 +257,7 @@ def render(report: Audit, n: int = 10) -> str:
     >>> import bytepair
     >>> tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"a "}, [(b"a", b" ")])
     >>> print(render(audit(tok), 2).splitlines()[1])
-    unreachable  1 (their own text encodes as other tokens)
+    unreachable      1 (their own text encodes as other tokens)
     """
     vocab = report.vocab
 
@@ -267,7 +267,7 @@ def render(report: Audit, n: int = 10) -> str:
     lines = [
         f"audit of {report.regular_size:,} regular tokens and "
         f"{plural(len(report.special_ids), 'special token')}",
-        f"unreachable  {len(report.unreachable):,} (their own text encodes as other tokens)",
+        f"unreachable      {len(report.unreachable):,} (their own text encodes as other tokens)",
     ]
     for i, ids in itertools.islice(report.unreachable.items(), n):
         lines.append(f"{show(i)}  ->  " + " + ".join(token_repr(vocab[j]) for j in ids))
@@ -275,11 +275,11 @@ def render(report: Audit, n: int = 10) -> str:
     # the longer pieces, which say where the vocabulary cuts characters.
     pieces = [i for i in report.undecodable if len(vocab[i]) > 1]
     lines.append(
-        f"undecodable  {len(report.undecodable):,} (not valid UTF-8 alone: pieces of "
+        f"undecodable      {len(report.undecodable):,} (not valid UTF-8 alone: pieces of "
         f"characters; {len(report.undecodable) - len(pieces):,} of them single bytes)"
     )
     lines += [show(i) for i in pieces[:n]]
-    lines.append(f"duplicates   {len(report.duplicates):,} (ids that share their bytes)")
+    lines.append(f"duplicates       {len(report.duplicates):,} (ids that share their bytes)")
     lines += [
         "  " + ", ".join(str(i) for i in ids) + f"  {token_repr(vocab[ids[0]])}"
         for ids in report.duplicates[:n]
@@ -290,12 +290,12 @@ def render(report: Audit, n: int = 10) -> str:
     )
     lines += [f"  {text!r} -> {i}" for text, i in list(report.special_as_text.items())[:n]]
     if report.counts is None or report.unused is None:
-        lines.append("unused       (no corpus: pass --corpus FILES to count the tokens)")
+        lines.append("unused           (no corpus: pass --corpus FILES to count the tokens)")
         return "\n".join(lines)
     total = sum(report.counts.values())
     multi = [i for i in report.unused if len(vocab[i]) > 1]
     lines.append(
-        f"unused       {len(report.unused):,} of {report.regular_size:,} regular tokens "
+        f"unused           {len(report.unused):,} of {report.regular_size:,} regular tokens "
         f"({100 * len(report.unused) / max(1, report.regular_size):.1f}%) never occur in the "
         f"corpus's {total:,} tokens; {len(report.unused) - len(multi):,} of them single bytes"
     )

@@ -8,6 +8,7 @@ import json
 from bytepair import audit
 from bytepair.cli import arguments, report
 from bytepair.cli.io import UsageError, info, load_tokenizer, show_progress
+from bytepair.text_table import plural
 
 
 def add_parsers(sub, parents: arguments.Parents) -> None:
@@ -60,7 +61,8 @@ def run(args) -> int:
     if not args.audit:
         print(report.inspect_report(tok, args.show))
         return 0
-    info(args, "auditing" + (f" on {len(args.corpus)} corpus files" if args.corpus else ""))
+    on = f" on {plural(len(args.corpus), 'corpus file')}" if args.corpus else ""
+    info(args, "auditing" + on)
     found = tok.audit(args.corpus or None, progress=show_progress(args))
     if args.json:
         print(json.dumps(found.to_json()))
