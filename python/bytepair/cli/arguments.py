@@ -22,11 +22,16 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{where}{message} (see {self.prog} --help)")
 
 
-def positive(text: str) -> int:
+def seed(text: str) -> int:
+    """An integer, written as Python writes one (``32_000``)."""
     try:
-        value = int(text.replace("_", ""))
+        return int(text.replace("_", ""))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def positive(text: str) -> int:
+    value = seed(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text} must be > 0")
     return value
@@ -34,33 +39,20 @@ def positive(text: str) -> int:
 
 def non_negative(text: str) -> int:
     """A count where 0 has a meaning (``--max-bytes 0``: all of it); below 0, none."""
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = seed(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} must be >= 0")
     return value
 
 
 def vocab_size(text: str) -> int:
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = seed(text)
     if value < 256:
         raise argparse.ArgumentTypeError(
             f"{text} is too small: the vocab holds the 256 single bytes (plus one id per "
             "special token), so at least 256"
         )
     return value
-
-
-def seed(text: str) -> int:
-    try:
-        return int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
 def fraction(text: str) -> float:
