@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bytepair import _core, metrics
@@ -34,9 +34,6 @@ from bytepair.tokenizer import Tokenizer
 # only ever occurs inside a longer stretch of valid text, never cut out by the pattern (which
 # would see its stray bytes as punctuation), so its bytes are encoded whole, by merges only.
 _ONE_PRETOKEN = r"[\s\S]+"
-
-# Corpora are read and encoded 1 MB at a time: memory stays flat however large they are.
-_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -228,26 +225,19 @@ def count_tokens(
     # Parquet file's in rows; a compressed file's text has no known total).
     show = shown(progress)
     for path in corpus_docs.corpus_paths(corpus):
-        parquet = corpus_docs.kind(path) == "parquet"
+        kind = corpus_docs.kind(path)
         total = None if is_compressed(path) else corpus_docs.size(path)
         name = os.path.basename(path)
-        with Bar(name, total, unit="rows" if parquet else "B", enabled=show) as bar:
-            if corpus_docs.kind(path) != "text":
+        with Bar(name, total, unit="rows" if kind == "parquet" else "B", enabled=show) as bar:
+            if kind != "text":
                 for chunk in corpus_docs.read_chunks(path):
                     for ids in tok.encode_batch(chunk.texts, allowed_special="all"):
                         counts.update(ids)
                     bar.update(chunk.end)
                 continue
             with open_corpus(path) as f:
-                counts.update(metrics.token_counts(tok, _blocks(f, bar)))
+                counts.update(metrics.token_counts(tok, metrics.read_blocks(f, bar)))
     return dict(sorted(counts.items()))
-
-
-def _blocks(f, bar: Bar) -> Iterator[bytes]:
-    """The file's bytes ``_BLOCK`` at a time, each counted on the bar once it is handed on."""
-    while block := f.read(_BLOCK):
-        yield block
-        bar.update(bar.done + len(block))
 
 
 def render(report: Audit, n: int = 10) -> str:

@@ -288,10 +288,11 @@ def place_of(path: str, needle: str, text_field: str = "text") -> str:
     if kind(path) == "text":
         found = _offset_in_file(path, needle.encode("utf-8"))
         return path if found is None else f"{path}:{line_of(path, found)}"
+    parquet = kind(path) == "parquet"
     for chunk in read_chunks(path, text_field):
         for text, start in zip(chunk.texts, chunk.starts, strict=True):
             if needle in text:  # a start is a Parquet row, or a .jsonl line's offset
-                if kind(path) == "parquet":
+                if parquet:
                     return f"{path}: row {start}"
                 return f"{path}:{line_of(path, start)}"
     return path

@@ -13,10 +13,11 @@ and the parity of token counts across corpora that say the same thing (Petrov et
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from bytepair.errors import CorpusError
@@ -68,6 +69,15 @@ class Metrics:
 BLOCK = 1 << 20
 
 
+def read_blocks(f, bar: Bar | None = None) -> Iterator[bytes]:
+    """The bytes of the binary file ``f``, ``BLOCK`` at a time, each counted on ``bar``
+    once it is handed on."""
+    while block := f.read(BLOCK):
+        yield block
+        if bar is not None:
+            bar.update(bar.done + len(block))
+
+
 def token_counts(tok: Tokenizer, blocks: Iterable[bytes]) -> Counter[int]:
     """How often each id occurs in ``blocks`` encoded as one text, as training data
     (special tokens allowed, invalid UTF-8 kept). The ids are counted 64k at a time, so
@@ -98,14 +108,7 @@ def measure(
     """
     if not data:
         raise CorpusError("the corpus is empty: there is nothing to measure")
-
-    def blocks():
-        for start in range(0, len(data), BLOCK):
-            yield data[start : start + BLOCK]
-            if bar is not None:
-                bar.update(min(start + BLOCK, len(data)))
-
-    counts = token_counts(tok, blocks())
+    counts = token_counts(tok, read_blocks(io.BytesIO(data), bar))
     return Metrics(
         bytes=len(data),
         words=count_words(data),
