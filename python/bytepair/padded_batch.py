@@ -217,7 +217,6 @@ def pad(
     """``Tokenizer.pad``: lists of ids (or a mapping with ``input_ids``) padded into
     {"input_ids", "attention_mask"}, as transformers' ``tokenizer.pad(...,
     return_tensors="np")``; it never truncates."""
-    import itertools
 
     import numpy
 
@@ -238,10 +237,7 @@ def pad(
     lengths = numpy.fromiter(map(len, rows), numpy.int64, len(rows))
     offsets = numpy.zeros(len(rows) + 1, dtype=numpy.int64)
     numpy.cumsum(lengths, out=offsets[1:])
-    try:
-        ids = numpy.fromiter(itertools.chain.from_iterable(rows), numpy.int64, int(offsets[-1]))
-    except (TypeError, ValueError, OverflowError) as e:
-        raise TypeError(f"pad takes lists of int ids: {e}") from None
+    ids = _flat(rows, int(offsets[-1]), "pad takes lists of int ids")
     width = target_length(lengths, padding, max_length, pad_to_multiple_of, rows="row")
     mask = _given_mask(batch, lengths) if isinstance(batch, Mapping) else None
     return _rectangle(ids, offsets, lengths, width, pad, padding_side, mask)
@@ -250,9 +246,6 @@ def pad(
 def _given_mask(batch: Mapping, lengths):
     """The batch's own ``attention_mask``, flat (None when it has none): transformers pads
     it with zeros rather than replacing it, so a masked id stays masked."""
-    import itertools
-
-    import numpy
 
     rows = batch.get("attention_mask")
     if rows is None:
@@ -267,11 +260,20 @@ def _given_mask(batch: Mapping, lengths):
             raise ValueError(
                 f"attention_mask row {n} has {len(row)} values, input_ids row {n} has {length}"
             )
+    return _flat(rows, int(lengths.sum()), "attention_mask takes lists of ints")
+
+
+def _flat(rows, total: int, expected: str):
+    """The ``total`` values of ``rows`` one after the other, as int64; a TypeError that
+    starts with ``expected`` when one is no int."""
+    import itertools
+
+    import numpy
+
     try:
-        flat = itertools.chain.from_iterable(rows)
-        return numpy.fromiter(flat, numpy.int64, int(lengths.sum()))
+        return numpy.fromiter(itertools.chain.from_iterable(rows), numpy.int64, total)
     except (TypeError, ValueError, OverflowError) as e:
-        raise TypeError(f"attention_mask takes lists of ints: {e}") from None
+        raise TypeError(f"{expected}: {e}") from None
 
 
 def _rectangle(ids, offsets, lengths, width: int, pad: int, padding_side: str, mask=None) -> dict:
