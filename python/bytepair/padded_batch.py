@@ -246,7 +246,6 @@ def pad(
 def _given_mask(batch: Mapping, lengths):
     """The batch's own ``attention_mask``, flat (None when it has none): transformers pads
     it with zeros rather than replacing it, so a masked id stays masked."""
-
     rows = batch.get("attention_mask")
     if rows is None:
         return None
